@@ -1,0 +1,105 @@
+#pragma once
+// The broker's configuration: every section and key of the seed's config.toml, typed, with
+// the seed's defaults. Loaded and validated by loadConfig(); nothing else reads the file.
+
+#include <QByteArray>
+#include <QHostAddress>
+#include <QString>
+#include <QStringList>
+
+#include "util/result.h"
+
+namespace cmq {
+
+struct HostPort
+{
+    QHostAddress host;
+    quint16 port = 0;
+    QString text; // as written in the file, for messages
+};
+
+struct Config
+{
+    QString sourcePath; // the file it came from (absolute)
+
+    struct Server {
+        HostPort address;                 // "0.0.0.0:5671"
+        QString connectionType = "tls";   // only "tls" is supported
+        qint64 maxLineBytes = 1 << 20;    // max_line_bytes: longest request line accepted
+        int handshakeTimeoutMs = 10000;   // handshake_timeout_ms
+    } server;
+
+    struct Tls {
+        QString certPath, keyPath, caCertPath; // cert_path, key_path, ca_cert_path
+        QString crlPath;                        // crl_path (optional)
+    } tls;
+
+    struct Logging {
+        QString level = "info";     // trace|debug|info|warn|error
+        QString rotation = "daily"; // hourly|daily|never (anything else = never, with a warning)
+        QString infoFilePath = "logs/info.log";
+        QString debugFilePath = "logs/debug.log";
+        QString errorFilePath = "logs/error.log";
+        int maxSizeMb = 50;
+    } logging;
+
+    struct Database {
+        QString driver = "sqlite"; // postgresql | sqlite
+        QString path = "data/ciphermq.db"; // sqlite file
+        QString host = "127.0.0.1";
+        quint16 port = 5432;
+        QString user = "ciphermq";
+        QString password;
+        QString dbname = "ciphermq";
+        int connectAttempts = 5;      // connect_attempts
+        int connectRetryDelayMs = 5000; // connect_retry_delay_ms
+    } database;
+
+    struct Encryption {
+        QString algorithm = "x25519_chacha20_poly1305";
+        QByteArray aesKey; // decoded, exactly 32 bytes
+    } encryption;
+
+    struct Performance {
+        qint64 maxQueueSize = 10000;
+        QString overflowPolicy = "drop-head"; // drop-head | reject-publish
+        int heartbeatTimeout = 60;   // seconds
+        int cleanupInterval = 3000;  // seconds
+        int consumerCleanupInterval = 60; // seconds
+        int idleTimeoutSec = 60;
+        int defaultPrefetch = 256;   // default_prefetch: unacked deliveries per consumer
+        int ackTimeoutSec = 1800;    // ack_timeout_sec: unacked deliveries are requeued after
+    } performance;
+
+    struct Admin {
+        bool enabled = false;
+        HostPort address;           // "127.0.0.1:9091"
+        QStringList allowedCns;
+    } admin;
+
+    struct RateLimit {
+        bool enabled = true;
+        double globalRps = 100.0;
+        double globalBurst = 200.0;
+        double publishRps = 50.0;
+        double publishBurst = 100.0;
+        int maxConnectionsPerIp = 50;
+        int maxConnectionsPerCn = 20;
+    } rateLimit;
+
+    struct Acl {
+        QStringList senderCns, receiverCns, adminCns;
+    } acl;
+};
+
+struct LoadedConfig
+{
+    Config config;
+    QStringList warnings; // unknown keys and other things worth saying but not fatal
+};
+
+// Reads and validates the file. Relative paths inside it are resolved against the file's
+// directory. The error names the file, the key and what is wrong, in one line.
+Result<LoadedConfig> loadConfig(const QString &path);
+
+} // namespace cmq

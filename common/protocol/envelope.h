@@ -1,0 +1,30 @@
+#pragma once
+// Checks the ciphertext envelope JSON (EncryptedInputData) without ever re-encoding it:
+// the broker is blind and forwards the publisher's exact bytes, extra fields included.
+
+#include <QByteArray>
+#include <QByteArrayView>
+#include <QList>
+
+#include "util/result.h"
+
+namespace cmq::protocol {
+
+struct EnvelopeInfo
+{
+    QByteArray messageId;        // the "message_id" field, unescaped
+    QByteArray receiverClientId; // the "receiver_client_id" field, unescaped
+};
+
+// The envelope must be one JSON object whose fields message_id, receiver_client_id,
+// enc_session_key, nonce and ciphertext are strings (message_id not empty). `sent_time`, when
+// present, must be a string. Any other fields are allowed and untouched. The error text is
+// suitable after "Invalid message format: ".
+Result<EnvelopeInfo> inspectEnvelope(QByteArrayView json);
+
+// Splits a JSON array of envelopes into the exact bytes of each element (whitespace around
+// elements trimmed), so each can be inspected and forwarded verbatim. Fails on anything that is
+// not a well-formed JSON array; the error text is suitable after "Invalid batch format: ".
+Result<QList<QByteArrayView>> splitJsonArray(QByteArrayView json);
+
+} // namespace cmq::protocol

@@ -1,0 +1,39 @@
+#pragma once
+// Every reply line the broker sends, built in one place so the exact compatibility texts
+// (shared/spec/compatibility.md) cannot drift. Each function returns the line with its "\n".
+
+#include <QByteArray>
+#include <QByteArrayView>
+
+namespace cmq::protocol::reply {
+
+QByteArray queueDeclared();                  // "Queue declared"
+QByteArray exchangeDeclared();               // "Exchange declared"
+QByteArray queueBound();                     // "Queue bound"
+QByteArray ack(QByteArrayView messageId);    // "ACK <id>"
+QByteArray ackConfirmed(QByteArrayView id);  // "ACK_CONFIRMED <id>"
+QByteArray subscribed();                     // "Subscribed to queue"
+QByteArray noMessages();                     // "No messages"
+QByteArray message(QByteArrayView messageId, QByteArrayView envelopeJson); // "Message: <id> <json>"
+QByteArray resendRequested();                // "Resend requested"
+QByteArray unauthorizedResend();             // "Unauthorized resend request"
+QByteArray messageIdNotFound();              // "Message ID not found"
+QByteArray publicKeyRegistered();            // "Public key registered"
+QByteArray publicKey(QByteArrayView base64); // "Public key: <b64>"
+QByteArray publicKeyNotFound();              // "Public key not found"
+QByteArray unknownCommand();                 // "Unknown command"
+QByteArray error(QByteArrayView text);       // "Error: <text>"
+QByteArray batchError(QByteArrayView text, QByteArrayView messageId); // "Error: <text> for message <id>"
+QByteArray invalidMessageFormat(QByteArrayView text); // "Invalid message format: <text>"
+QByteArray invalidBatchFormat(QByteArrayView text);   // "Invalid batch format: <text>"
+QByteArray duplicateMessage(QByteArrayView messageId); // "Error: Duplicate message <id> ignored"
+QByteArray noQueuesBound(QByteArrayView exchange, QByteArrayView routingKey);
+// "Error: No queues bound to exchange '<e>' with routing key '<rk>'"
+QByteArray raw(QByteArrayView line);         // any other line: appends "\n"
+
+// Extension lines (docs/PROTOCOL.md).
+QByteArray ping();                           // "PING"
+QByteArray heartbeatAccepted(int seconds);   // "Heartbeat <seconds>"
+QByteArray shutdownNotice();                 // "Server shutting down"
+
+} // namespace cmq::protocol::reply

@@ -1,0 +1,59 @@
+#pragma once
+// The commands of the CipherMQ line protocol and the parsed form of one request line.
+
+#include <QByteArray>
+#include <QList>
+
+namespace cmq::protocol {
+
+enum class Command {
+    // The compatibility profile (docs/PROTOCOL.md, shared/spec/compatibility.md).
+    DeclareQueue,
+    DeclareExchange,
+    Bind,
+    Publish,
+    PublishBatch,
+    Consume,
+    Fetch,
+    Ack,
+    Resend,
+    RegisterPublicKey,
+    GetPublicKey,
+    // Extensions; never sent unsolicited to clients that do not use them.
+    Heartbeat, // heartbeat <seconds>: ask the broker to ping after that much silence
+    Pong,      // pong: answer to the broker's ping (any line counts as traffic too)
+    Qos,       // qos <prefetch>
+    Nack,      // nack <message_id> [requeue|drop]
+    Unknown,
+};
+
+struct Request
+{
+    Command command = Command::Unknown;
+    // Positional arguments. The last argument of a command takes the rest of the line,
+    // spaces included (the JSON body of publish).
+    QList<QByteArray> args;
+};
+
+enum class ParseStatus {
+    Ok,
+    MissingArguments, // `errorReply` holds the exact compatibility reply, e.g. "Missing queue name"
+    InvalidArgument,  // e.g. a name with control characters; `errorReply` says which
+    UnknownCommand,   // errorReply "Unknown command"
+};
+
+struct ParseResult
+{
+    ParseStatus status = ParseStatus::UnknownCommand;
+    Request request;
+    QByteArray errorReply; // without the trailing "\n"
+};
+
+// Parses one line as delivered by takeLine (already without its terminator, valid UTF-8).
+// Leading and trailing ASCII whitespace is ignored, as the original broker trims requests.
+ParseResult parseRequest(QByteArrayView line);
+
+// The wire name of a command ("declare_queue"), for logs and metrics.
+const char *commandName(Command command);
+
+} // namespace cmq::protocol
