@@ -1,1 +1,167 @@
-// placeholder, being written
+#include "protocol/replies.h"
+
+#include <initializer_list>
+
+namespace cmq::protocol::reply {
+
+namespace {
+
+// Joins the parts and the "\n" with one allocation: "Message:" lines carry whole envelopes and
+// are built for every delivery.
+QByteArray line(std::initializer_list<QByteArrayView> parts)
+{
+    qsizetype size = 1;
+    for (const QByteArrayView part : parts)
+        size += part.size();
+    QByteArray out;
+    out.reserve(size);
+    for (const QByteArrayView part : parts)
+        out.append(part);
+    out.append('\n');
+    return out;
+}
+
+} // namespace
+
+QByteArray queueDeclared()
+{
+    return QByteArrayLiteral("Queue declared\n");
+}
+
+QByteArray exchangeDeclared()
+{
+    return QByteArrayLiteral("Exchange declared\n");
+}
+
+QByteArray queueBound()
+{
+    return QByteArrayLiteral("Queue bound\n");
+}
+
+QByteArray ack(QByteArrayView messageId)
+{
+    return line({"ACK ", messageId});
+}
+
+QByteArray ackConfirmed(QByteArrayView id)
+{
+    return line({"ACK_CONFIRMED ", id});
+}
+
+QByteArray subscribed()
+{
+    return QByteArrayLiteral("Subscribed to queue\n");
+}
+
+QByteArray noMessages()
+{
+    return QByteArrayLiteral("No messages\n");
+}
+
+QByteArray message(QByteArrayView messageId, QByteArrayView envelopeJson)
+{
+    return line({"Message: ", messageId, " ", envelopeJson});
+}
+
+QByteArray resendRequested()
+{
+    return QByteArrayLiteral("Resend requested\n");
+}
+
+QByteArray unauthorizedResend()
+{
+    return QByteArrayLiteral("Unauthorized resend request\n");
+}
+
+QByteArray messageIdNotFound()
+{
+    return QByteArrayLiteral("Message ID not found\n");
+}
+
+QByteArray publicKeyRegistered()
+{
+    return QByteArrayLiteral("Public key registered\n");
+}
+
+QByteArray publicKey(QByteArrayView base64)
+{
+    return line({"Public key: ", base64});
+}
+
+QByteArray publicKeyNotFound()
+{
+    return QByteArrayLiteral("Public key not found\n");
+}
+
+QByteArray unknownCommand()
+{
+    return QByteArrayLiteral("Unknown command\n");
+}
+
+QByteArray error(QByteArrayView text)
+{
+    return line({"Error: ", text});
+}
+
+QByteArray batchError(QByteArrayView text, QByteArrayView messageId)
+{
+    return line({"Error: ", text, " for message ", messageId});
+}
+
+QByteArray invalidMessageFormat(QByteArrayView text)
+{
+    return line({"Invalid message format: ", text});
+}
+
+QByteArray invalidBatchFormat(QByteArrayView text)
+{
+    return line({"Invalid batch format: ", text});
+}
+
+QByteArray duplicateMessage(QByteArrayView messageId)
+{
+    return line({"Error: Duplicate message ", messageId, " ignored"});
+}
+
+QByteArray noQueuesBound(QByteArrayView exchange, QByteArrayView routingKey)
+{
+    return line({"Error: No queues bound to exchange '", exchange, "' with routing key '",
+                 routingKey, "'"});
+}
+
+QByteArray raw(QByteArrayView text)
+{
+    return line({text});
+}
+
+QByteArray ping()
+{
+    return QByteArrayLiteral("PING\n");
+}
+
+QByteArray heartbeatAccepted(int seconds)
+{
+    return line({"Heartbeat ", QByteArray::number(seconds)});
+}
+
+QByteArray shutdownNotice()
+{
+    return QByteArrayLiteral("Server shutting down\n");
+}
+
+QByteArray redelivered(QByteArrayView messageId)
+{
+    return line({"Redelivered: ", messageId});
+}
+
+QByteArray nackConfirmed(QByteArrayView messageId)
+{
+    return line({"NACK_CONFIRMED ", messageId});
+}
+
+QByteArray qosSet(int prefetch)
+{
+    return line({"Qos set to ", QByteArray::number(prefetch)});
+}
+
+} // namespace cmq::protocol::reply

@@ -35,5 +35,10 @@ QByteArray raw(QByteArrayView line);         // any other line: appends "\n"
 QByteArray ping();                           // "PING"
 QByteArray heartbeatAccepted(int seconds);   // "Heartbeat <seconds>"
 QByteArray shutdownNotice();                 // "Server shutting down"
+// Precedes the "Message:" line of a delivery that was delivered before and not acknowledged.
+// Existing receivers ignore lines that do not start with "Message:", so it is always sent.
+QByteArray redelivered(QByteArrayView messageId); // "Redelivered: <id>"
+QByteArray nackConfirmed(QByteArrayView messageId); // "NACK_CONFIRMED <id>"
+QByteArray qosSet(int prefetch);               // "Qos set to <n>"
 
 } // namespace cmq::protocol::reply

@@ -2,6 +2,7 @@
 // The commands of the CipherMQ line protocol and the parsed form of one request line.
 
 #include <QByteArray>
+#include <QByteArrayView>
 #include <QList>
 
 namespace cmq::protocol {
@@ -55,5 +56,12 @@ ParseResult parseRequest(QByteArrayView line);
 
 // The wire name of a command ("declare_queue"), for logs and metrics.
 const char *commandName(Command command);
+
+// Queue, exchange, routing-key, message-id and client-id names end up inside reply lines
+// ("ACK <id>") and logs, so they are kept to one printable token of bounded size.
+inline constexpr qsizetype MaxNameLength = 255;
+
+// True for 1..MaxNameLength bytes without whitespace or control characters (ASCII or Unicode).
+bool isValidName(QByteArrayView name);
 
 } // namespace cmq::protocol

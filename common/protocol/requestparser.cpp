@@ -1,1 +1,315 @@
-// placeholder, being written
+#include "protocol/request.h"
+
+#include <initializer_list>
+#include <iterator>
+#include <optional>
+#include <utility>
+
+// Error replies of InvalidArgument (the compatibility profile has none; these are ours):
+//   "Error: Invalid <what>: must not contain spaces or control characters"
+//   "Error: Invalid <what>: longer than 255 bytes"
+//       <what> is "queue name", "exchange name", "routing key", "message ID" or "client ID"
+//   "Error: Invalid heartbeat interval: expected whole seconds from 1 to 3600"
+//   "Error: Invalid prefetch count: expected a whole number from 0 to 65535"
+//   "Error: Invalid nack mode: expected requeue or drop"
+//   "Error: pong takes no arguments"
+
+namespace cmq::protocol {
+
+namespace {
+
+struct CommandEntry
+{
+    QByteArrayView name;
+    Command command;
+};
+
+// Ordered like the enum, so commandName() can index it.
+constexpr CommandEntry commands[] = {
+    {"declare_queue", Command::DeclareQueue},
+    {"declare_exchange", Command::DeclareExchange},
+    {"bind", Command::Bind},
+    {"publish", Command::Publish},
+    {"publish_batch", Command::PublishBatch},
+    {"consume", Command::Consume},
+    {"fetch", Command::Fetch},
+    {"ack", Command::Ack},
+    {"resend", Command::Resend},
+    {"register_public_key", Command::RegisterPublicKey},
+    {"get_public_key", Command::GetPublicKey},
+    {"heartbeat", Command::Heartbeat},
+    {"pong", Command::Pong},
+    {"qos", Command::Qos},
+    {"nack", Command::Nack},
+};
+static_assert(std::size(commands) == static_cast<size_t>(Command::Unknown));
+
+Command lookupCommand(QByteArrayView word)
+{
+    for (const CommandEntry &entry : commands) {
+        if (entry.name == word)
+            return entry.command;
+    }
+    return Command::Unknown;
+}
+
+enum class NameProblem { None, Empty, TooLong, BadCharacter };
+
+// Whitespace (Unicode White_Space) or a control character (Cc) starting at bytes[i], which is
+// not ASCII. Only these lead bytes can start one, so every other non-ASCII byte costs one switch.
+bool isUnicodeSpaceOrControl(QByteArrayView bytes, qsizetype i)
+{
+    const auto at = [&](qsizetype k) {
+        return k < bytes.size() ? static_cast<unsigned char>(bytes[k]) : 0u;
+    };
+    const unsigned b1 = at(i + 1);
+    const unsigned b2 = at(i + 2);
+    switch (static_cast<unsigned char>(bytes[i])) {
+    case 0xC2: // U+0080..U+009F (C1 controls, NEL) and U+00A0 (no-break space)
+        return b1 >= 0x80 && b1 <= 0xA0;
+    case 0xE1: // U+1680 ogham space mark
+        return b1 == 0x9A && b2 == 0x80;
+    case 0xE2: // U+2000..U+200A, U+2028, U+2029, U+202F, U+205F
+        return (b1 == 0x80 &&
+                ((b2 >= 0x80 && b2 <= 0x8A) || b2 == 0xA8 || b2 == 0xA9 || b2 == 0xAF)) ||
+               (b1 == 0x81 && b2 == 0x9F);
+    case 0xE3: // U+3000 ideographic space
+        return b1 == 0x80 && b2 == 0x80;
+    default:
+        return false;
+    }
+}
+
+NameProblem checkName(QByteArrayView name)
+{
+    if (name.isEmpty())
+        return NameProblem::Empty;
+    if (name.size() > MaxNameLength)
+        return NameProblem::TooLong;
+    for (qsizetype i = 0; i < name.size(); ++i) {
+        const auto c = static_cast<unsigned char>(name[i]);
+        if (c <= 0x20 || c == 0x7F)
+            return NameProblem::BadCharacter;
+        if (c >= 0x80 && isUnicodeSpaceOrControl(name, i))
+            return NameProblem::BadCharacter;
+    }
+    return NameProblem::None;
+}
+
+QByteArrayView skipSpaces(QByteArrayView text)
+{
+    qsizetype i = 0;
+    while (i < text.size() && text[i] == ' ')
+        ++i;
+    return text.sliced(i);
+}
+
+// The next space-separated word; `rest` moves past it. Runs of spaces count as one separator.
+QByteArrayView takeWord(QByteArrayView &rest)
+{
+    rest = skipSpaces(rest);
+    const qsizetype space = rest.indexOf(' ');
+    const QByteArrayView word = space < 0 ? rest : rest.first(space);
+    rest = space < 0 ? QByteArrayView() : rest.sliced(space + 1);
+    return word;
+}
+
+ParseResult failure(ParseStatus status, QByteArray reply)
+{
+    ParseResult result;
+    result.status = status;
+    result.errorReply = std::move(reply);
+    return result;
+}
+
+ParseResult missing(const char *reply)
+{
+    return failure(ParseStatus::MissingArguments, QByteArray(reply));
+}
+
+ParseResult invalid(const char *reply)
+{
+    return failure(ParseStatus::InvalidArgument, QByteArray(reply));
+}
+
+// Null when `name` is acceptable, else the InvalidArgument result naming `what`.
+std::optional<ParseResult> validateName(QByteArrayView name, const char *what)
+{
+    switch (checkName(name)) {
+    case NameProblem::None:
+    case NameProblem::Empty: // callers report missing arguments themselves
+        return std::nullopt;
+    case NameProblem::TooLong:
+        return failure(ParseStatus::InvalidArgument,
+                       QByteArray("Error: Invalid ") + what + ": longer than 255 bytes");
+    case NameProblem::BadCharacter:
+        break;
+    }
+    return failure(ParseStatus::InvalidArgument,
+                   QByteArray("Error: Invalid ") + what +
+                       ": must not contain spaces or control characters");
+}
+
+// A plain decimal number within [min, max] (leading zeros allowed, no sign, no spaces).
+bool isNumberInRange(QByteArrayView text, int min, int max)
+{
+    if (text.isEmpty())
+        return false;
+    qint64 value = 0;
+    for (const char c : text) {
+        if (c < '0' || c > '9')
+            return false;
+        value = value * 10 + (c - '0');
+        if (value > max)
+            return false;
+    }
+    return value >= min;
+}
+
+ParseResult ok(Command command, std::initializer_list<QByteArrayView> args)
+{
+    ParseResult result;
+    result.status = ParseStatus::Ok;
+    result.request.command = command;
+    result.request.args.reserve(qsizetype(args.size()));
+    for (const QByteArrayView arg : args)
+        result.request.args.append(arg.toByteArray());
+    return result;
+}
+
+// declare_queue, consume, ack...: the rest of the line is one name.
+ParseResult parseOneName(Command command, QByteArrayView rest, const char *missingReply,
+                         const char *what)
+{
+    const QByteArrayView name = skipSpaces(rest);
+    if (name.isEmpty())
+        return missing(missingReply);
+    if (auto error = validateName(name, what))
+        return std::move(*error);
+    return ok(command, {name});
+}
+
+ParseResult parseBind(QByteArrayView rest)
+{
+    const QByteArrayView queue = takeWord(rest);
+    const QByteArrayView exchange = takeWord(rest);
+    const QByteArrayView routingKey = skipSpaces(rest); // splitn(3): the rest of the line
+    if (routingKey.isEmpty())
+        return missing("Missing parameters");
+    if (auto error = validateName(queue, "queue name"))
+        return std::move(*error);
+    if (auto error = validateName(exchange, "exchange name"))
+        return std::move(*error);
+    if (auto error = validateName(routingKey, "routing key"))
+        return std::move(*error);
+    return ok(Command::Bind, {queue, exchange, routingKey});
+}
+
+// publish and publish_batch: the JSON body is the rest of the line, byte for byte.
+ParseResult parsePublish(Command command, QByteArrayView rest)
+{
+    const QByteArrayView exchange = takeWord(rest);
+    const QByteArrayView routingKey = takeWord(rest);
+    const QByteArrayView body = skipSpaces(rest);
+    if (body.isEmpty())
+        return missing("Missing parameters");
+    if (auto error = validateName(exchange, "exchange name"))
+        return std::move(*error);
+    if (auto error = validateName(routingKey, "routing key"))
+        return std::move(*error);
+    return ok(command, {exchange, routingKey, body});
+}
+
+ParseResult parseNack(QByteArrayView rest)
+{
+    const QByteArrayView id = takeWord(rest);
+    const QByteArrayView mode = skipSpaces(rest);
+    if (id.isEmpty())
+        return missing("Missing message ID");
+    if (auto error = validateName(id, "message ID"))
+        return std::move(*error);
+    if (mode.isEmpty())
+        return ok(Command::Nack, {id});
+    if (mode != "requeue" && mode != "drop")
+        return invalid("Error: Invalid nack mode: expected requeue or drop");
+    return ok(Command::Nack, {id, mode});
+}
+
+ParseResult parseNumber(Command command, QByteArrayView rest, int min, int max,
+                        const char *invalidReply)
+{
+    const QByteArrayView number = skipSpaces(rest);
+    if (number.isEmpty())
+        return missing("Missing parameters");
+    if (!isNumberInRange(number, min, max))
+        return invalid(invalidReply);
+    return ok(command, {number});
+}
+
+} // namespace
+
+bool isValidName(QByteArrayView name)
+{
+    return checkName(name) == NameProblem::None;
+}
+
+ParseResult parseRequest(QByteArrayView line)
+{
+    line = line.trimmed();
+    const qsizetype space = line.indexOf(' ');
+    const QByteArrayView word = space < 0 ? line : line.first(space);
+    const QByteArrayView rest = space < 0 ? QByteArrayView() : line.sliced(space + 1);
+
+    const Command command = lookupCommand(word);
+    switch (command) {
+    case Command::DeclareQueue:
+    case Command::Consume:
+    case Command::Fetch:
+        return parseOneName(command, rest, "Missing queue name", "queue name");
+    case Command::DeclareExchange:
+        return parseOneName(command, rest, "Missing exchange name", "exchange name");
+    case Command::Ack:
+    case Command::Resend:
+        return parseOneName(command, rest, "Missing message ID", "message ID");
+    case Command::GetPublicKey:
+        return parseOneName(command, rest, "Missing client ID", "client ID");
+    case Command::RegisterPublicKey: {
+        // The key's own checks (base64, 32 bytes) belong to the handler, which answers
+        // "Error: <text>" as the original does.
+        const QByteArrayView key = skipSpaces(rest);
+        if (key.isEmpty())
+            return missing("Missing public key");
+        return ok(command, {key});
+    }
+    case Command::Bind:
+        return parseBind(rest);
+    case Command::Publish:
+    case Command::PublishBatch:
+        return parsePublish(command, rest);
+    case Command::Nack:
+        return parseNack(rest);
+    case Command::Heartbeat:
+        return parseNumber(command, rest, 1, 3600,
+                           "Error: Invalid heartbeat interval: expected whole seconds from 1 to "
+                           "3600");
+    case Command::Qos:
+        return parseNumber(command, rest, 0, 65535,
+                           "Error: Invalid prefetch count: expected a whole number from 0 to "
+                           "65535");
+    case Command::Pong:
+        if (!skipSpaces(rest).isEmpty())
+            return invalid("Error: pong takes no arguments");
+        return ok(command, {});
+    case Command::Unknown:
+        break;
+    }
+    return failure(ParseStatus::UnknownCommand, QByteArray("Unknown command"));
+}
+
+const char *commandName(Command command)
+{
+    const auto index = static_cast<size_t>(command);
+    return index < std::size(commands) ? commands[index].name.data() : "unknown";
+}
+
+} // namespace cmq::protocol

@@ -2,6 +2,12 @@
 // Loading PEM identities and building the TLS configurations both ends use.
 // Keys may be PKCS#8 ("BEGIN PRIVATE KEY"), PKCS#1 ("BEGIN RSA PRIVATE KEY") or SEC1
 // ("BEGIN EC PRIVATE KEY"), RSA or EC: the original broker accepted PKCS#8 only.
+//
+// Revocation: Qt 6.4's QSslConfiguration has no CRL API, and the OpenSSL backend builds its
+// X509_STORE privately, so a CRL cannot take part in the handshake's own verification. A CRL
+// is checked by hand instead: loadRevokedSerials() once at start-up (signature verified against
+// the CA with OpenSSL), then isRevoked() on the peer certificate right after the handshake,
+// before the connection is used.
 
 #include <QList>
 #include <QSslCertificate>
@@ -32,5 +38,16 @@ Result<QSslConfiguration> clientConfiguration(const TlsFiles &files);
 
 // The subject's Common Name (OID 2.5.4.3); empty when the certificate has none.
 QString commonName(const QSslCertificate &certificate);
+
+// The serial numbers listed in the PEM CRL(s) at crlPath, in QSslCertificate::serialNumber()
+// form ("0a:1b:..."). Each CRL must be signed by one of issuers (normally the configured CA);
+// fails when the file is missing, holds no CRL, or a signature does not verify. A CRL past
+// its nextUpdate is still used, with a warning: revoking from an old list beats none.
+Result<QList<QByteArray>> loadRevokedSerials(const QString &crlPath,
+                                             const QList<QSslCertificate> &issuers);
+
+// Whether certificate's serial is in revokedSerials. Serials are unique per issuer only, so
+// this is exact as long as the CRL and the trusted CA are the same one.
+bool isRevoked(const QSslCertificate &certificate, const QList<QByteArray> &revokedSerials);
 
 } // namespace cmq::tls

@@ -2,7 +2,8 @@
 # A throwaway PostgreSQL server for the test suite: its own data directory, a free port,
 # removed by `stop`. Used as a CTest fixture; writes a libpq-style connection line to
 # <dir>/connection for the tests to read.
-#   postgres.sh start DIR   |   postgres.sh stop DIR
+#   postgres.sh start DIR   |   postgres.sh stop DIR   |   postgres.sh restart DIR
+#   postgres.sh stop-server DIR | postgres.sh start-server DIR  (an outage: keeps data and port)
 set -euo pipefail
 action=${1:?start|stop}
 dir=${2:?directory}
@@ -19,6 +20,11 @@ free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 
+start_server() {
+    as_db_user "$pgbin/pg_ctl" -D "$1" -l "$1/server.log" -w -t 60 \
+        -o "-p $2 -k $1 -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=on" start >/dev/null
+}
+
 case "$action" in
 start)
     "$0" stop "$dir" >/dev/null 2>&1 || true
@@ -29,8 +35,7 @@ start)
     as_db_user "$pgbin/initdb" -D "$data" -U postgres --auth=trust -E UTF8 >"$dir/initdb.log" 2>&1
     for attempt in 1 2 3 4 5; do
         port=$(free_port)
-        if as_db_user "$pgbin/pg_ctl" -D "$data" -l "$data/server.log" -w -t 60 \
-            -o "-p $port -k $data -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=on" start >/dev/null; then
+        if start_server "$data" "$port"; then
             echo "host=127.0.0.1 port=$port user=postgres dbname=postgres" > "$dir/connection"
             echo "PostgreSQL running on 127.0.0.1:$port (data in $data)"
             exit 0
@@ -49,5 +54,14 @@ restart)
     data=$(cat "$dir/datadir")
     as_db_user "$pgbin/pg_ctl" -D "$data" -m fast -w restart >/dev/null
     ;;
-*) echo "usage: postgres.sh start|stop|restart DIR" >&2; exit 2 ;;
+stop-server)
+    data=$(cat "$dir/datadir")
+    as_db_user "$pgbin/pg_ctl" -D "$data" -m fast -w stop >/dev/null
+    ;;
+start-server)
+    data=$(cat "$dir/datadir")
+    port=$(sed -n 's/.*port=\([0-9]*\).*/\1/p' "$dir/connection")
+    start_server "$data" "$port" || { cat "$data/server.log" >&2; exit 1; }
+    ;;
+*) echo "usage: postgres.sh start|stop|restart|stop-server|start-server DIR" >&2; exit 2 ;;
 esac

@@ -1,0 +1,106 @@
+#include "acl/aclmanager.h"
+
+#include <QStringList>
+
+namespace cmq {
+
+using protocol::Command;
+
+QString rolesToString(Roles roles)
+{
+    QStringList names;
+    if (roles & Role::Sender)
+        names << QStringLiteral("sender");
+    if (roles & Role::Receiver)
+        names << QStringLiteral("receiver");
+    if (roles & Role::Admin)
+        names << QStringLiteral("admin");
+    return names.isEmpty() ? QStringLiteral("unknown") : names.join(u',');
+}
+
+AclManager::AclManager(const Config::Acl &acl)
+    : m_senders(acl.senderCns.cbegin(), acl.senderCns.cend()),
+      m_receivers(acl.receiverCns.cbegin(), acl.receiverCns.cend()),
+      m_admins(acl.adminCns.cbegin(), acl.adminCns.cend())
+{
+}
+
+Roles AclManager::rolesFor(const QString &cn) const
+{
+    Roles roles;
+    if (m_senders.contains(cn))
+        roles |= Role::Sender;
+    if (m_receivers.contains(cn))
+        roles |= Role::Receiver;
+    if (m_admins.contains(cn))
+        roles |= Role::Admin;
+    return roles;
+}
+
+// Which roles may run a command. Heartbeat and pong are open to every known role: liveness
+// concerns senders as much as receivers (the seed allowed heartbeat to receivers only).
+static Roles rolesAllowed(Command command)
+{
+    switch (command) {
+    case Command::DeclareQueue:
+    case Command::DeclareExchange:
+    case Command::Bind:
+    case Command::Consume:
+    case Command::Fetch:
+    case Command::Qos:
+    case Command::Nack:
+    case Command::RegisterPublicKey:
+        return Role::Receiver;
+    case Command::Publish:
+    case Command::PublishBatch:
+    case Command::GetPublicKey:
+        return Role::Sender;
+    case Command::Ack:
+    case Command::Resend:
+        return Roles(Role::Sender) | Role::Receiver;
+    case Command::Heartbeat:
+    case Command::Pong:
+        return Roles(Role::Sender) | Role::Receiver;
+    case Command::Unknown:
+        return {};
+    }
+    return {};
+}
+
+bool AclManager::mayRun(Roles roles, Command command)
+{
+    if (command == Command::Unknown)
+        return true; // answered with "Unknown command" by the dispatcher
+    if (roles & Role::Admin)
+        return true;
+    return (roles & rolesAllowed(command)) != 0;
+}
+
+QString AclManager::commandDenied(Roles roles, Command command)
+{
+    return QStringLiteral("Permission denied: '%1' is not allowed for role %2")
+        .arg(QLatin1String(protocol::commandName(command)), rolesToString(roles));
+}
+
+Status AclManager::mayUseQueue(Roles roles, const QString &cn, const QString &queue)
+{
+    if (roles & Role::Admin)
+        return success();
+    if ((roles & Role::Receiver) && queue.startsWith(cn + u'_') && queue.size() > cn.size() + 1)
+        return success();
+    return failure(QStringLiteral("Permission denied: queue '%1' is outside the namespace of %2 "
+                                  "(receivers use queues named '%2_...')")
+                       .arg(queue, cn));
+}
+
+Status AclManager::mayBindRoutingKey(Roles roles, const QString &cn, const QString &routingKey)
+{
+    if (roles & Role::Admin)
+        return success();
+    if ((roles & Role::Receiver) && routingKey.startsWith(cn))
+        return success();
+    return failure(QStringLiteral("Permission denied: routing key '%1' must start with %2")
+                       .arg(routingKey, cn));
+}
+
+} // namespace cmq

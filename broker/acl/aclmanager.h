@@ -1,0 +1,51 @@
+#pragma once
+// Who may do what: certificate CN → roles (from the acl.* lists), the command matrix, and the
+// resource rules that keep receivers inside their own namespace ("{cn}_...").
+
+#include <QFlags>
+#include <QSet>
+#include <QString>
+
+#include "config/config.h"
+#include "protocol/request.h"
+#include "util/result.h"
+
+namespace cmq {
+
+enum class Role : quint8 {
+    Sender = 0x1,
+    Receiver = 0x2,
+    Admin = 0x4,
+};
+Q_DECLARE_FLAGS(Roles, Role)
+Q_DECLARE_OPERATORS_FOR_FLAGS(Roles)
+
+// "sender,receiver" or "unknown", for logs and error lines.
+QString rolesToString(Roles roles);
+
+class AclManager
+{
+public:
+    explicit AclManager(const Config::Acl &acl = {});
+
+    // A CN listed in several lists holds the union of those roles; empty means Unknown.
+    Roles rolesFor(const QString &cn) const;
+
+    // The command matrix (docs/ACL.md). Admin may run everything.
+    static bool mayRun(Roles roles, protocol::Command command);
+
+    // Resource rules for receivers (admins pass): a queue must be named "{cn}_...", a routing
+    // key must start with the CN. Errors are the text after "Error: ".
+    static Status mayUseQueue(Roles roles, const QString &cn, const QString &queue);
+    static Status mayBindRoutingKey(Roles roles, const QString &cn, const QString &routingKey);
+
+    // The denial text for a command, after "Error: ".
+    static QString commandDenied(Roles roles, protocol::Command command);
+
+private:
+    QSet<QString> m_senders;
+    QSet<QString> m_receivers;
+    QSet<QString> m_admins;
+};
+
+} // namespace cmq

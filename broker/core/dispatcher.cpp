@@ -1,0 +1,62 @@
+#include "core/dispatcher.h"
+
+#include <QLoggingCategory>
+
+#include "core/router.h"
+#include "handlers/handlers.h"
+#include "net/session.h"
+#include "protocol/replies.h"
+
+Q_LOGGING_CATEGORY(lcAcl, "ciphermq.acl")
+
+namespace cmq {
+
+using protocol::Command;
+using Handler = void (*)(const HandlerContext &, const protocol::Request &, const Reply &);
+
+static Handler handlerFor(Command command)
+{
+    switch (command) {
+    case Command::DeclareQueue: return handlers::declareQueue;
+    case Command::DeclareExchange: return handlers::declareExchange;
+    case Command::Bind: return handlers::bind;
+    case Command::Publish: return handlers::publish;
+    case Command::PublishBatch: return handlers::publishBatch;
+    case Command::Consume: return handlers::consume;
+    case Command::Fetch: return handlers::fetch;
+    case Command::Ack: return handlers::ack;
+    case Command::Nack: return handlers::nack;
+    case Command::Resend: return handlers::resend;
+    case Command::RegisterPublicKey: return handlers::registerPublicKey;
+    case Command::GetPublicKey: return handlers::getPublicKey;
+    case Command::Heartbeat: return handlers::heartbeat;
+    case Command::Pong: return handlers::pong;
+    case Command::Qos: return handlers::qos;
+    case Command::Unknown: return nullptr;
+    }
+    return nullptr;
+}
+
+Dispatcher::Dispatcher(Services &services) : m_services(services) {}
+
+void Dispatcher::dispatch(Session &session, const protocol::Request &request, const Reply &reply)
+{
+    const Handler handler = handlerFor(request.command);
+    if (!handler)
+        return reply.send(protocol::reply::unknownCommand());
+    const ClientIdentity &who = session.identity();
+    if (!AclManager::mayRun(who.roles, request.command)) {
+        qCInfo(lcAcl, "%s (%s) denied %s", qPrintable(who.cn),
+               qPrintable(rolesToString(who.roles)), protocol::commandName(request.command));
+        return reply.send(protocol::reply::error(
+            AclManager::commandDenied(who.roles, request.command).toUtf8()));
+    }
+    handler(HandlerContext{m_services, session}, request, reply);
+}
+
+bool Dispatcher::isConsuming(Session &session) const
+{
+    return m_services.router.isConsuming(&session);
+}
+
+} // namespace cmq

@@ -1,0 +1,25 @@
+#pragma once
+// Routes a parsed request through the checks every command shares (the ACL's command matrix,
+// then rate limits) to the one handler for that command, and turns refusals into reply lines.
+
+#include "core/services.h"
+#include "protocol/request.h"
+
+namespace cmq {
+
+class Reply;
+class Session;
+
+class Dispatcher
+{
+public:
+    explicit Dispatcher(Services &services);
+
+    void dispatch(Session &session, const protocol::Request &request, const Reply &reply);
+    bool isConsuming(Session &session) const;
+
+private:
+    Services &m_services;
+};
+
+} // namespace cmq

@@ -1,0 +1,87 @@
+#pragma once
+// One queue: ready messages in order, deliveries awaiting acknowledgement, and the consumers
+// that share it round-robin. Pure state, no I/O: the router decides and records.
+
+#include <deque>
+
+#include <QElapsedTimer>
+#include <QHash>
+#include <QList>
+#include <QString>
+
+#include "core/message.h"
+
+namespace cmq {
+
+class Endpoint;
+class Queue;
+
+struct Consumer
+{
+    Endpoint *endpoint = nullptr;
+    Queue *queue = nullptr;
+    int prefetch = 0; // 0 = unlimited
+    int unacked = 0;
+    bool hasRoom() const { return prefetch == 0 || unacked < prefetch; }
+};
+
+struct ReadyMessage
+{
+    MessagePtr message;
+    bool redelivered = false;
+};
+
+struct Delivery
+{
+    MessagePtr message;
+    Endpoint *endpoint = nullptr; // who must ack it
+    Consumer *consumer = nullptr; // null for a fetch
+    qint64 deliveredAtMs = 0;     // on the router's monotonic clock
+    bool redelivered = false;
+    quint64 seq = 0; // delivery order, to requeue in the original order
+};
+
+class Queue
+{
+public:
+    Queue(QString name, QString owner, qint64 maxLength, QString overflow);
+
+    const QString &name() const { return m_name; }
+    const QString &owner() const { return m_owner; }
+    qint64 maxLength() const { return m_maxLength; }
+    const QString &overflow() const { return m_overflow; }
+    bool rejectsWhenFull() const { return m_overflow == QLatin1String("reject-publish"); }
+
+    qsizetype readyCount() const { return qsizetype(m_ready.size()); }
+    qsizetype unackedCount() const { return m_unacked.size(); }
+    qsizetype depth() const { return readyCount() + unackedCount(); }
+
+    // Publishes accepted but not yet committed, so reject-publish counts them too.
+    qint64 inflight = 0;
+
+    std::deque<ReadyMessage> &ready() { return m_ready; }
+    QHash<QByteArray, Delivery> &unacked() { return m_unacked; }
+    QList<Consumer *> &consumers() { return m_consumers; }
+
+    // The next consumer (round-robin) with prefetch room and an output that is not backed up.
+    Consumer *nextConsumer();
+
+    // Counters for metrics and the admin view.
+    quint64 publishedTotal = 0;
+    quint64 deliveredTotal = 0;
+    quint64 acknowledgedTotal = 0;
+    quint64 evictedTotal = 0;
+    quint64 redeliveredTotal = 0;
+
+private:
+    QString m_name;
+    QString m_owner;
+    qint64 m_maxLength;
+    QString m_overflow;
+    std::deque<ReadyMessage> m_ready;
+    QHash<QByteArray, Delivery> m_unacked;
+    QList<Consumer *> m_consumers;
+    qsizetype m_nextConsumer = 0;
+};
+
+} // namespace cmq

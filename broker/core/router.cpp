@@ -1,0 +1,554 @@
+#include "core/router.h"
+
+#include <algorithm>
+
+#include <QLoggingCategory>
+
+#include "core/endpoint.h"
+#include "protocol/replies.h"
+
+Q_LOGGING_CATEGORY(lcRouter, "ciphermq.router")
+
+namespace cmq {
+
+namespace reply = protocol::reply;
+
+Router::Router(storage::Storage &storage, const Config::Performance &performance,
+               QObject *parent)
+    : QObject(parent), m_storage(storage), m_performance(performance)
+{
+    m_clock.start();
+    // Check often enough that a delivery is requeued within ~10% of its timeout.
+    const int intervalMs = std::clamp(performance.ackTimeoutSec * 100, 200, 5000);
+    m_ackTimeoutTimer.setInterval(intervalMs);
+    connect(&m_ackTimeoutTimer, &QTimer::timeout, this, &Router::expireUnacked);
+    m_ackTimeoutTimer.start();
+}
+
+Router::~Router()
+{
+    for (EndpointState &state : m_endpoints)
+        qDeleteAll(state.consumers);
+    qDeleteAll(m_queues);
+}
+
+void Router::restore(const storage::RecoveredState &state)
+{
+    for (const storage::ExchangeRecord &e : state.exchanges)
+        m_exchanges.insert(e.name, ExchangeInfo{e.name, e.type, e.creator});
+    for (const storage::QueueRecord &q : state.queues) {
+        addQueue(q.name, q.owner, q.maxLength > 0 ? q.maxLength : m_performance.maxQueueSize,
+                 q.overflow.isEmpty() ? m_performance.overflowPolicy : q.overflow);
+    }
+    for (const storage::BindingRecord &b : state.bindings)
+        m_bindings[b.exchange][b.routingKey].append(b.queue);
+
+    // One Message object per id, shared by every queue it is waiting in.
+    QHash<QByteArray, MessagePtr> messages;
+    for (const storage::QueueEntry &entry : state.entries) {
+        Queue *queue = m_queues.value(entry.queue);
+        if (!queue)
+            continue;
+        MessagePtr &message = messages[entry.messageId];
+        if (!message) {
+            message = std::make_shared<const Message>(Message{entry.messageId, entry.sender,
+                                                              entry.exchange, entry.routingKey,
+                                                              entry.envelope, entry.sentTime});
+        }
+        queue->ready().push_back(ReadyMessage{message, entry.redelivered});
+        LiveMessage &live = m_live[entry.messageId];
+        live.sender = entry.sender;
+        ++live.queueRefs;
+    }
+    qCInfo(lcRouter, "restored %lld exchanges, %lld queues, %lld bindings, %lld queued messages",
+           qlonglong(state.exchanges.size()), qlonglong(state.queues.size()),
+           qlonglong(state.bindings.size()), qlonglong(state.entries.size()));
+}
+
+Queue *Router::addQueue(const QString &name, const QString &owner, qint64 maxLength,
+                        const QString &overflow)
+{
+    Queue *&slot = m_queues[name];
+    if (!slot)
+        slot = new Queue(name, owner, maxLength, overflow);
+    return slot;
+}
+
+void Router::declareExchange(const QString &name, const QString &creator, Done done)
+{
+    // Re-declaring is an idempotent success, whoever asks: the shared exchange of the existing
+    // clients (CipherMQ_exchange) is declared by every receiver. The creator is recorded.
+    if (m_exchanges.contains(name))
+        return done(success());
+    const storage::ExchangeRecord record{name, QStringLiteral("direct"), creator};
+    m_storage.saveExchange(record, [this, record, done = std::move(done)](Status status) {
+        if (status && !m_exchanges.contains(record.name))
+            m_exchanges.insert(record.name, ExchangeInfo{record.name, record.type, record.creator});
+        done(status);
+    });
+}
+
+void Router::declareQueue(const QString &name, const QString &owner, Done done)
+{
+    if (m_queues.contains(name))
+        return done(success());
+    const storage::QueueRecord record{name, owner, m_performance.maxQueueSize,
+                                      m_performance.overflowPolicy};
+    m_storage.saveQueue(record, [this, record, done = std::move(done)](Status status) {
+        if (status)
+            addQueue(record.name, record.owner, record.maxLength, record.overflow);
+        done(status);
+    });
+}
+
+void Router::bind(const QString &queue, const QString &exchange, const QString &routingKey,
+                  Done done)
+{
+    if (!m_queues.contains(queue))
+        return done(failure(QStringLiteral("Queue '%1' not found").arg(queue)));
+    if (!m_exchanges.contains(exchange))
+        return done(failure(QStringLiteral("Exchange '%1' not found").arg(exchange)));
+    if (m_bindings.value(exchange).value(routingKey).contains(queue))
+        return done(success());
+    const storage::BindingRecord record{queue, exchange, routingKey};
+    m_storage.saveBinding(record, [this, record, done = std::move(done)](Status status) {
+        if (status) {
+            QStringList &queues = m_bindings[record.exchange][record.routingKey];
+            if (!queues.contains(record.queue))
+                queues.append(record.queue);
+        }
+        done(status);
+    });
+}
+
+QList<storage::BindingRecord> Router::bindings() const
+{
+    QList<storage::BindingRecord> all;
+    for (auto e = m_bindings.cbegin(); e != m_bindings.cend(); ++e) {
+        for (auto k = e->cbegin(); k != e->cend(); ++k) {
+            for (const QString &queue : *k)
+                all.append(storage::BindingRecord{queue, e.key(), k.key()});
+        }
+    }
+    return all;
+}
+
+QList<Queue *> Router::route(const QString &exchange, const QString &routingKey) const
+{
+    QList<Queue *> targets;
+    const auto exchangeIt = m_bindings.constFind(exchange);
+    if (exchangeIt == m_bindings.cend())
+        return targets;
+    const auto keyIt = exchangeIt->constFind(routingKey);
+    if (keyIt == exchangeIt->cend())
+        return targets;
+    for (const QString &name : *keyIt) {
+        if (Queue *queue = m_queues.value(name))
+            targets.append(queue);
+    }
+    return targets;
+}
+
+QByteArray Router::refusal(const QByteArray &line, const QByteArray &messageId, bool batch) const
+{
+    // `line` is a full "Error: <text>\n" line; the batch form names the message at the end.
+    if (!batch)
+        return line;
+    QByteArray text = line.mid(int(sizeof("Error: ")) - 1);
+    text.chop(1);
+    return reply::batchError(text, messageId);
+}
+
+void Router::publish(const QString &sender, const QString &exchange, const QString &routingKey,
+                     QList<Publication> messages, bool batch,
+                     std::function<void(QByteArray)> done)
+{
+    const qsizetype count = messages.size();
+    QList<QByteArray> replies(count);
+    QList<storage::MessageRecord> records;
+    QList<qsizetype> recordIndex; // record → position in `messages`
+    QList<QList<Queue *>> recordQueues;
+    const QList<Queue *> targets = route(exchange, routingKey);
+    const QDateTime now = QDateTime::currentDateTimeUtc();
+
+    for (qsizetype i = 0; i < count; ++i) {
+        const QByteArray &id = messages[i].messageId;
+        if (m_inflight.contains(id) || m_live.contains(id)) {
+            ++m_stats.duplicates;
+            replies[i] = refusal(reply::duplicateMessage(id), id, batch);
+            continue;
+        }
+        if (targets.isEmpty()) {
+            ++m_stats.unroutable;
+            replies[i] = refusal(reply::noQueuesBound(exchange.toUtf8(), routingKey.toUtf8()), id,
+                                 batch);
+            continue;
+        }
+        const auto full = std::find_if(targets.cbegin(), targets.cend(), [](Queue *q) {
+            return q->rejectsWhenFull() && q->depth() + q->inflight >= q->maxLength();
+        });
+        if (full != targets.cend()) {
+            ++m_stats.rejected;
+            const QString text = QStringLiteral("Queue '%1' is full (%2 messages, overflow "
+                                                "reject-publish): message %3 rejected")
+                                     .arg((*full)->name())
+                                     .arg((*full)->maxLength())
+                                     .arg(QString::fromUtf8(id));
+            replies[i] = refusal(reply::error(text.toUtf8()), id, batch);
+            continue;
+        }
+        storage::MessageRecord record;
+        record.messageId = id;
+        record.sender = sender;
+        record.exchange = exchange;
+        record.routingKey = routingKey;
+        record.envelope = std::move(messages[i].envelope);
+        record.sentTime = now;
+        for (Queue *queue : targets) {
+            record.queues.append(queue->name());
+            ++queue->inflight;
+        }
+        m_inflight.insert(id);
+        records.append(std::move(record));
+        recordIndex.append(i);
+    }
+
+    if (records.isEmpty())
+        return done(replies.join());
+
+    // Keep what enqueueing needs after the commit; the records themselves move to storage.
+    struct Pending
+    {
+        MessagePtr message;
+        QStringList queues;
+    };
+    QList<Pending> pending;
+    pending.reserve(records.size());
+    for (const storage::MessageRecord &r : records) {
+        pending.append(Pending{std::make_shared<const Message>(Message{r.messageId, r.sender,
+                                                                       r.exchange, r.routingKey,
+                                                                       r.envelope, r.sentTime}),
+                               r.queues});
+    }
+
+    m_storage.publish(
+        std::move(records),
+        [this, replies = std::move(replies), recordIndex = std::move(recordIndex),
+         pending = std::move(pending), batch,
+         done = std::move(done)](QList<storage::PublishResult> results) mutable {
+            QSet<Queue *> touched;
+            for (qsizetype r = 0; r < pending.size(); ++r) {
+                const Pending &p = pending[r];
+                const QByteArray &id = p.message->id;
+                m_inflight.remove(id);
+                QList<Queue *> queues;
+                for (const QString &name : p.queues) {
+                    if (Queue *queue = m_queues.value(name)) {
+                        --queue->inflight;
+                        queues.append(queue);
+                    }
+                }
+                const storage::PublishResult result =
+                    r < results.size() ? results[r] : storage::PublishResult{};
+                QByteArray &line = replies[recordIndex[r]];
+                switch (result.outcome) {
+                case storage::PublishOutcome::Stored:
+                    ++m_stats.published;
+                    for (Queue *queue : queues) {
+                        enqueue(queue, p.message, false);
+                        touched.insert(queue);
+                    }
+                    line = reply::ack(id);
+                    break;
+                case storage::PublishOutcome::Duplicate:
+                    ++m_stats.duplicates;
+                    line = refusal(reply::duplicateMessage(id), id, batch);
+                    break;
+                case storage::PublishOutcome::Failed:
+                    ++m_stats.rejected;
+                    line = refusal(reply::error(result.error.toUtf8()), id, batch);
+                    break;
+                }
+            }
+            done(replies.join());
+            for (Queue *queue : touched)
+                dispatch(queue);
+        });
+}
+
+void Router::enqueue(Queue *queue, const MessagePtr &message, bool redelivered)
+{
+    // drop-head: make room by evicting the oldest ready message (as the seed did, but counted
+    // and recorded). Unacked deliveries are never evicted: they are in a consumer's hands.
+    if (!queue->rejectsWhenFull()) {
+        while (queue->depth() >= queue->maxLength() && !queue->ready().empty()) {
+            const MessagePtr evicted = queue->ready().front().message;
+            queue->ready().pop_front();
+            ++queue->evictedTotal;
+            ++m_stats.evicted;
+            m_storage.markEvicted(queue->name(), evicted->id);
+            releaseLive(evicted->id);
+            qCDebug(lcRouter) << "evicted" << evicted->id << "from full queue" << queue->name();
+        }
+    }
+    queue->ready().push_back(ReadyMessage{message, redelivered});
+    ++queue->publishedTotal;
+    LiveMessage &live = m_live[message->id];
+    live.sender = message->sender;
+    ++live.queueRefs;
+}
+
+void Router::releaseLive(const QByteArray &messageId)
+{
+    auto it = m_live.find(messageId);
+    if (it != m_live.end() && --it->queueRefs <= 0)
+        m_live.erase(it);
+}
+
+void Router::dispatch(Queue *queue)
+{
+    while (!queue->ready().empty()) {
+        Consumer *consumer = queue->nextConsumer();
+        if (!consumer)
+            return;
+        ReadyMessage next = std::move(queue->ready().front());
+        queue->ready().pop_front();
+        consumer->endpoint->pushDelivery(deliver(queue, consumer->endpoint, consumer,
+                                                 std::move(next)));
+    }
+}
+
+QByteArray Router::deliver(Queue *queue, Endpoint *endpoint, Consumer *consumer,
+                           ReadyMessage ready)
+{
+    const QByteArray &id = ready.message->id;
+    Delivery delivery;
+    delivery.message = ready.message;
+    delivery.endpoint = endpoint;
+    delivery.consumer = consumer;
+    delivery.deliveredAtMs = m_clock.elapsed();
+    delivery.redelivered = ready.redelivered;
+    delivery.seq = ++m_deliverySeq;
+    queue->unacked().insert(id, delivery);
+    stateFor(endpoint).unacked[id].append(queue);
+    if (consumer)
+        ++consumer->unacked;
+    ++queue->deliveredTotal;
+    ++m_stats.delivered;
+    if (ready.redelivered) {
+        ++queue->redeliveredTotal;
+        ++m_stats.redelivered;
+    }
+    m_storage.markDelivered(queue->name(), id);
+
+    QByteArray lines;
+    if (ready.redelivered)
+        lines = reply::redelivered(id);
+    lines += reply::message(id, ready.message->envelope);
+    return lines;
+}
+
+Status Router::consume(Endpoint *endpoint, const QString &queueName)
+{
+    Queue *queue = m_queues.value(queueName);
+    if (!queue)
+        return failure(QStringLiteral("Queue '%1' not found").arg(queueName));
+    EndpointState &state = stateFor(endpoint);
+    for (Consumer *existing : std::as_const(state.consumers)) {
+        if (existing->queue == queue)
+            return success(); // already subscribed: idempotent
+    }
+    auto *consumer = new Consumer{endpoint, queue, state.prefetch, 0};
+    state.consumers.append(consumer);
+    queue->consumers().append(consumer);
+    // Deliver what is waiting right away (no fixed delay as in the seed): the endpoint queues
+    // these lines behind the "Subscribed to queue" reply, so order on the wire is kept.
+    QMetaObject::invokeMethod(this, [this, queueName] {
+        if (Queue *q = m_queues.value(queueName))
+            dispatch(q);
+    }, Qt::QueuedConnection);
+    return success();
+}
+
+QByteArray Router::fetch(Endpoint *endpoint, const QString &queueName)
+{
+    Queue *queue = m_queues.value(queueName);
+    if (!queue || queue->ready().empty())
+        return {};
+    ReadyMessage next = std::move(queue->ready().front());
+    queue->ready().pop_front();
+    return deliver(queue, endpoint, nullptr, std::move(next));
+}
+
+Delivery Router::takeDelivery(Queue *queue, const QByteArray &messageId)
+{
+    Delivery delivery = queue->unacked().take(messageId);
+    if (delivery.consumer)
+        --delivery.consumer->unacked;
+    auto stateIt = m_endpoints.find(delivery.endpoint);
+    if (stateIt != m_endpoints.end()) {
+        auto idIt = stateIt->unacked.find(messageId);
+        if (idIt != stateIt->unacked.end()) {
+            idIt->removeOne(queue);
+            if (idIt->isEmpty())
+                stateIt->unacked.erase(idIt);
+        }
+    }
+    return delivery;
+}
+
+Status Router::ack(Endpoint *endpoint, const QByteArray &messageId)
+{
+    const auto stateIt = m_endpoints.constFind(endpoint);
+    const QList<Queue *> queues = stateIt == m_endpoints.cend()
+                                      ? QList<Queue *>{}
+                                      : stateIt->unacked.value(messageId);
+    if (queues.isEmpty()) {
+        return failure(QStringLiteral("Message %1 is not awaiting acknowledgement from this "
+                                      "connection")
+                           .arg(QString::fromUtf8(messageId)));
+    }
+    Queue *queue = queues.first();
+    takeDelivery(queue, messageId);
+    ++queue->acknowledgedTotal;
+    ++m_stats.acknowledged;
+    m_storage.markAcknowledged(queue->name(), messageId);
+    releaseLive(messageId);
+    dispatch(queue); // prefetch room freed
+    return success();
+}
+
+Status Router::nack(Endpoint *endpoint, const QByteArray &messageId, bool requeue)
+{
+    const auto stateIt = m_endpoints.constFind(endpoint);
+    const QList<Queue *> queues = stateIt == m_endpoints.cend()
+                                      ? QList<Queue *>{}
+                                      : stateIt->unacked.value(messageId);
+    if (queues.isEmpty()) {
+        return failure(QStringLiteral("Message %1 is not awaiting acknowledgement from this "
+                                      "connection")
+                           .arg(QString::fromUtf8(messageId)));
+    }
+    Queue *queue = queues.first();
+    Delivery delivery = takeDelivery(queue, messageId);
+    if (requeue) {
+        requeueFront(queue, {delivery});
+    } else {
+        ++m_stats.nackDropped;
+        m_storage.markEvicted(queue->name(), messageId);
+        releaseLive(messageId);
+    }
+    dispatch(queue);
+    return success();
+}
+
+void Router::requeueFront(Queue *queue, QList<Delivery> deliveries)
+{
+    // Newest first onto the front, so the oldest ends up first: original order is kept.
+    std::sort(deliveries.begin(), deliveries.end(),
+              [](const Delivery &a, const Delivery &b) { return a.seq > b.seq; });
+    for (const Delivery &d : deliveries)
+        queue->ready().push_front(ReadyMessage{d.message, true});
+}
+
+void Router::setPrefetch(Endpoint *endpoint, int prefetch)
+{
+    EndpointState &state = stateFor(endpoint);
+    state.prefetch = prefetch;
+    for (Consumer *consumer : state.consumers)
+        consumer->prefetch = prefetch;
+    endpointWritable(endpoint); // a larger window may allow more deliveries now
+}
+
+Router::ResendOutcome Router::resend(const QString &requester, bool isAdmin,
+                                     const QByteArray &messageId)
+{
+    const auto liveIt = m_live.constFind(messageId);
+    if (liveIt == m_live.cend())
+        return ResendOutcome::NotFound;
+    if (!isAdmin && liveIt->sender != requester)
+        return ResendOutcome::Unauthorized;
+    // Deliveries still awaiting an ack go back to the head of their queue and out again;
+    // messages not yet delivered are already on their way.
+    for (Queue *queue : std::as_const(m_queues)) {
+        if (!queue->unacked().contains(messageId))
+            continue;
+        requeueFront(queue, {takeDelivery(queue, messageId)});
+        dispatch(queue);
+    }
+    return ResendOutcome::Requested;
+}
+
+Router::EndpointState &Router::stateFor(Endpoint *endpoint)
+{
+    auto it = m_endpoints.find(endpoint);
+    if (it == m_endpoints.end())
+        it = m_endpoints.insert(endpoint, EndpointState{m_performance.defaultPrefetch, {}, {}});
+    return *it;
+}
+
+bool Router::isConsuming(Endpoint *endpoint) const
+{
+    const auto it = m_endpoints.constFind(endpoint);
+    return it != m_endpoints.cend() && !it->consumers.isEmpty();
+}
+
+void Router::endpointClosed(Endpoint *endpoint)
+{
+    auto stateIt = m_endpoints.find(endpoint);
+    if (stateIt == m_endpoints.end())
+        return;
+    EndpointState state = std::move(*stateIt);
+    m_endpoints.erase(stateIt);
+
+    for (Consumer *consumer : std::as_const(state.consumers))
+        consumer->queue->consumers().removeOne(consumer);
+    // Unacked deliveries go back to the head of their queue, marked redelivered.
+    QHash<Queue *, QList<Delivery>> returned;
+    for (auto it = state.unacked.cbegin(); it != state.unacked.cend(); ++it) {
+        for (Queue *queue : *it) {
+            Delivery delivery = queue->unacked().take(it.key());
+            returned[queue].append(delivery);
+        }
+    }
+    qDeleteAll(state.consumers);
+    for (auto it = returned.begin(); it != returned.end(); ++it) {
+        requeueFront(it.key(), it.value());
+        dispatch(it.key());
+    }
+}
+
+void Router::endpointWritable(Endpoint *endpoint)
+{
+    const auto it = m_endpoints.constFind(endpoint);
+    if (it == m_endpoints.cend())
+        return;
+    const QList<Consumer *> consumers = it->consumers; // dispatch may touch m_endpoints
+    for (Consumer *consumer : consumers)
+        dispatch(consumer->queue);
+}
+
+void Router::expireUnacked()
+{
+    const qint64 limitMs = qint64(m_performance.ackTimeoutSec) * 1000;
+    const qint64 now = m_clock.elapsed();
+    for (Queue *queue : std::as_const(m_queues)) {
+        QList<QByteArray> expired;
+        for (auto it = queue->unacked().cbegin(); it != queue->unacked().cend(); ++it) {
+            if (now - it->deliveredAtMs >= limitMs)
+                expired.append(it.key());
+        }
+        if (expired.isEmpty())
+            continue;
+        QList<Delivery> deliveries;
+        for (const QByteArray &id : std::as_const(expired))
+            deliveries.append(takeDelivery(queue, id));
+        m_stats.ackTimeouts += quint64(expired.size());
+        qCInfo(lcRouter, "requeued %lld deliveries on %s after the ack timeout",
+               qlonglong(expired.size()), qPrintable(queue->name()));
+        requeueFront(queue, deliveries);
+        dispatch(queue);
+    }
+}
+
+} // namespace cmq

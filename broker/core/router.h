@@ -1,0 +1,138 @@
+#pragma once
+// Exchanges, bindings and queues, and every rule of how a message moves between them: routing
+// by exact routing key, group-committed publishing, round-robin delivery under prefetch,
+// acknowledgement scoped to the delivering queue and connection, and redelivery when a
+// connection goes away or an ack times out. It never touches sockets or SQL itself.
+
+#include <functional>
+
+#include <QHash>
+#include <QObject>
+#include <QSet>
+#include <QStringList>
+#include <QTimer>
+
+#include "config/config.h"
+#include "core/message.h"
+#include "core/queue.h"
+#include "storage/storage.h"
+#include "util/result.h"
+
+namespace cmq {
+
+class Endpoint;
+
+struct ExchangeInfo
+{
+    QString name;
+    QString type;
+    QString creator;
+};
+
+struct RouterStats
+{
+    quint64 published = 0;   // messages committed
+    quint64 unroutable = 0;  // refused: no queue bound
+    quint64 duplicates = 0;  // refused: message id already known
+    quint64 rejected = 0;    // refused: a reject-publish queue was full, or storage failed
+    quint64 delivered = 0;
+    quint64 redelivered = 0;
+    quint64 acknowledged = 0;
+    quint64 evicted = 0;
+    quint64 nackDropped = 0;
+    quint64 ackTimeouts = 0;
+};
+
+class Router final : public QObject
+{
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(Router)
+
+public:
+    Router(storage::Storage &storage, const Config::Performance &performance,
+           QObject *parent = nullptr);
+    ~Router() override;
+
+    // Start-up: rebuild topology and queued messages from the database.
+    void restore(const storage::RecoveredState &state);
+
+    using Done = std::function<void(Status)>;
+    void declareExchange(const QString &name, const QString &creator, Done done);
+    void declareQueue(const QString &name, const QString &owner, Done done);
+    void bind(const QString &queue, const QString &exchange, const QString &routingKey,
+              Done done);
+
+    struct Publication
+    {
+        QByteArray messageId;
+        QByteArray envelope;
+    };
+    // `done` receives the reply lines, one per message in order: "ACK <id>" or an error line
+    // ("Error: <text>", or "Error: <text> for message <id>" when `batch`).
+    void publish(const QString &sender, const QString &exchange, const QString &routingKey,
+                 QList<Publication> messages, bool batch, std::function<void(QByteArray)> done);
+
+    bool hasQueue(const QString &name) const { return m_queues.contains(name); }
+    Status consume(Endpoint *endpoint, const QString &queue);
+    // The delivery lines for the head of the queue, or empty when there is nothing ready.
+    QByteArray fetch(Endpoint *endpoint, const QString &queue);
+    Status ack(Endpoint *endpoint, const QByteArray &messageId);
+    Status nack(Endpoint *endpoint, const QByteArray &messageId, bool requeue);
+    void setPrefetch(Endpoint *endpoint, int prefetch);
+
+    enum class ResendOutcome { Requested, Unauthorized, NotFound };
+    ResendOutcome resend(const QString &requester, bool isAdmin, const QByteArray &messageId);
+
+    bool isConsuming(Endpoint *endpoint) const;
+    void endpointClosed(Endpoint *endpoint);
+    void endpointWritable(Endpoint *endpoint);
+
+    // Read access for the admin views and metrics.
+    const QHash<QString, Queue *> &queues() const { return m_queues; }
+    const QHash<QString, ExchangeInfo> &exchanges() const { return m_exchanges; }
+    QList<storage::BindingRecord> bindings() const;
+    const RouterStats &stats() const { return m_stats; }
+
+private:
+    struct EndpointState
+    {
+        int prefetch = 0;
+        QList<Consumer *> consumers;
+        QHash<QByteArray, QList<Queue *>> unacked; // message id → queues, oldest first
+    };
+    struct LiveMessage
+    {
+        QString sender;
+        int queueRefs = 0;
+    };
+
+    EndpointState &stateFor(Endpoint *endpoint);
+    Queue *addQueue(const QString &name, const QString &owner, qint64 maxLength,
+                    const QString &overflow);
+    QList<Queue *> route(const QString &exchange, const QString &routingKey) const;
+    QByteArray refusal(const QByteArray &text, const QByteArray &messageId, bool batch) const;
+    void enqueue(Queue *queue, const MessagePtr &message, bool redelivered);
+    void dispatch(Queue *queue);
+    QByteArray deliver(Queue *queue, Endpoint *endpoint, Consumer *consumer, ReadyMessage ready);
+    // Removes a delivery from every index; the caller decides where the message goes next.
+    Delivery takeDelivery(Queue *queue, const QByteArray &messageId);
+    void requeueFront(Queue *queue, QList<Delivery> deliveries);
+    void releaseLive(const QByteArray &messageId);
+    void expireUnacked();
+
+    storage::Storage &m_storage;
+    Config::Performance m_performance;
+    QHash<QString, ExchangeInfo> m_exchanges;
+    // exchange → routing key → queue names
+    QHash<QString, QHash<QString, QStringList>> m_bindings;
+    QHash<QString, Queue *> m_queues;
+    QHash<Endpoint *, EndpointState> m_endpoints;
+    QHash<QByteArray, LiveMessage> m_live; // messages still in some queue, for dedupe and resend
+    QSet<QByteArray> m_inflight;           // published, commit pending
+    QElapsedTimer m_clock;
+    QTimer m_ackTimeoutTimer;
+    quint64 m_deliverySeq = 0;
+    RouterStats m_stats;
+};
+
+} // namespace cmq

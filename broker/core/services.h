@@ -1,0 +1,30 @@
+#pragma once
+// What command handlers may use: the router, the key directory in storage, the ACL and the
+// configuration. Handlers never see sockets or SQL.
+
+#include "acl/aclmanager.h"
+#include "config/config.h"
+
+namespace cmq {
+
+class Router;
+class Session;
+namespace storage {
+class Storage;
+}
+
+struct Services
+{
+    Router &router;
+    storage::Storage &storage;
+    const AclManager &acl;
+    const Config &config;
+};
+
+struct HandlerContext
+{
+    Services &services;
+    Session &session;
+};
+
+} // namespace cmq

@@ -1,0 +1,23 @@
+#include "core/router.h"
+#include "handlers/handlers.h"
+#include "protocol/replies.h"
+
+namespace cmq::handlers {
+
+void bind(const HandlerContext &ctx, const Request &request, const Reply &reply)
+{
+    // Queue first, as the existing clients send it: bind <queue> <exchange> <routing_key>.
+    const ClientIdentity &who = ctx.session.identity();
+    const QString queue = QString::fromUtf8(request.args.at(0));
+    const QString exchange = QString::fromUtf8(request.args.at(1));
+    const QString routingKey = QString::fromUtf8(request.args.at(2));
+    if (Status allowed = AclManager::mayUseQueue(who.roles, who.cn, queue); !allowed)
+        return reply.send(errorLine(allowed));
+    if (Status allowed = AclManager::mayBindRoutingKey(who.roles, who.cn, routingKey); !allowed)
+        return reply.send(errorLine(allowed));
+    ctx.services.router.bind(queue, exchange, routingKey, [reply](Status status) {
+        reply.send(status ? protocol::reply::queueBound() : errorLine(status));
+    });
+}
+
+} // namespace cmq::handlers

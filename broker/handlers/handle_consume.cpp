@@ -1,0 +1,36 @@
+#include <QPointer>
+
+#include "core/router.h"
+#include "handlers/handlers.h"
+#include "protocol/replies.h"
+
+namespace cmq::handlers {
+
+static void subscribe(Router &router, Session *session, const QString &queue, const Reply &reply)
+{
+    const Status status = router.consume(session, queue);
+    reply.send(status ? protocol::reply::subscribed() : errorLine(status));
+}
+
+void consume(const HandlerContext &ctx, const Request &request, const Reply &reply)
+{
+    // Consuming reads a queue's messages, so it is held to the same ownership rule as
+    // declaring one: a receiver reads only its own queues.
+    const ClientIdentity &who = ctx.session.identity();
+    const QString queue = QString::fromUtf8(request.args.at(0));
+    if (Status allowed = AclManager::mayUseQueue(who.roles, who.cn, queue); !allowed)
+        return reply.send(errorLine(allowed));
+    Router &router = ctx.services.router;
+    if (router.hasQueue(queue))
+        return subscribe(router, &ctx.session, queue, reply);
+    // As the original, consuming a queue that does not exist yet declares it.
+    QPointer<Session> session = &ctx.session;
+    router.declareQueue(queue, who.cn, [&router, session, queue, reply](Status status) {
+        if (!status)
+            return reply.send(errorLine(status));
+        if (session)
+            subscribe(router, session, queue, reply);
+    });
+}
+
+} // namespace cmq::handlers

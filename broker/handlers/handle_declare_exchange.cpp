@@ -1,0 +1,18 @@
+#include "core/router.h"
+#include "handlers/handlers.h"
+#include "protocol/replies.h"
+
+namespace cmq::handlers {
+
+void declareExchange(const HandlerContext &ctx, const Request &request, const Reply &reply)
+{
+    // Any receiver may declare; an existing exchange is left as its creator made it and the
+    // re-declaration succeeds (every existing receiver declares the shared CipherMQ_exchange).
+    const QString exchange = QString::fromUtf8(request.args.at(0));
+    ctx.services.router.declareExchange(exchange, ctx.session.identity().cn,
+                                        [reply](Status status) {
+        reply.send(status ? protocol::reply::exchangeDeclared() : errorLine(status));
+    });
+}
+
+} // namespace cmq::handlers

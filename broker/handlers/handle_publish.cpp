@@ -1,0 +1,20 @@
+#include "core/router.h"
+#include "handlers/handlers.h"
+#include "protocol/envelope.h"
+#include "protocol/replies.h"
+
+namespace cmq::handlers {
+
+void publish(const HandlerContext &ctx, const Request &request, const Reply &reply)
+{
+    const QByteArray &json = request.args.at(2);
+    const Result<protocol::EnvelopeInfo> envelope = protocol::inspectEnvelope(json);
+    if (!envelope)
+        return reply.send(protocol::reply::invalidMessageFormat(envelope.error().toUtf8()));
+    ctx.services.router.publish(ctx.session.identity().cn, QString::fromUtf8(request.args.at(0)),
+                                QString::fromUtf8(request.args.at(1)),
+                                {Router::Publication{envelope->messageId, json}}, false,
+                                [reply](const QByteArray &lines) { reply.send(lines); });
+}
+
+} // namespace cmq::handlers

@@ -1,0 +1,34 @@
+#include "core/router.h"
+#include "handlers/handlers.h"
+#include "protocol/envelope.h"
+#include "protocol/replies.h"
+
+namespace cmq::handlers {
+
+void publishBatch(const HandlerContext &ctx, const Request &request, const Reply &reply)
+{
+    const QByteArray &json = request.args.at(2);
+    const Result<QList<QByteArrayView>> elements = protocol::splitJsonArray(json);
+    if (!elements)
+        return reply.send(protocol::reply::invalidBatchFormat(elements.error().toUtf8()));
+    // All or nothing at parse level, as the original: one malformed element refuses the batch.
+    QList<Router::Publication> messages;
+    messages.reserve(elements->size());
+    for (qsizetype i = 0; i < elements->size(); ++i) {
+        const QByteArrayView element = elements->at(i);
+        const Result<protocol::EnvelopeInfo> envelope = protocol::inspectEnvelope(element);
+        if (!envelope) {
+            return reply.send(protocol::reply::invalidBatchFormat(
+                QByteArray("element ") + QByteArray::number(i) + ": "
+                + envelope.error().toUtf8()));
+        }
+        messages.append(Router::Publication{envelope->messageId, element.toByteArray()});
+    }
+    if (messages.isEmpty())
+        return reply.send("\n"); // the original answers an empty batch with an empty line
+    ctx.services.router.publish(ctx.session.identity().cn, QString::fromUtf8(request.args.at(0)),
+                                QString::fromUtf8(request.args.at(1)), std::move(messages), true,
+                                [reply](const QByteArray &lines) { reply.send(lines); });
+}
+
+} // namespace cmq::handlers

@@ -1,0 +1,33 @@
+#pragma once
+// One handler per protocol command (docs/PROTOCOL.md). Each checks what is particular to its
+// command (arguments, resource ownership), asks the router or storage, and completes `reply`
+// exactly once, possibly later.
+
+#include "core/services.h"
+#include "net/session.h"
+#include "protocol/request.h"
+
+namespace cmq::handlers {
+
+using protocol::Request;
+
+void declareQueue(const HandlerContext &ctx, const Request &request, const Reply &reply);
+void declareExchange(const HandlerContext &ctx, const Request &request, const Reply &reply);
+void bind(const HandlerContext &ctx, const Request &request, const Reply &reply);
+void publish(const HandlerContext &ctx, const Request &request, const Reply &reply);
+void publishBatch(const HandlerContext &ctx, const Request &request, const Reply &reply);
+void consume(const HandlerContext &ctx, const Request &request, const Reply &reply);
+void fetch(const HandlerContext &ctx, const Request &request, const Reply &reply);
+void ack(const HandlerContext &ctx, const Request &request, const Reply &reply);
+void nack(const HandlerContext &ctx, const Request &request, const Reply &reply);
+void resend(const HandlerContext &ctx, const Request &request, const Reply &reply);
+void registerPublicKey(const HandlerContext &ctx, const Request &request, const Reply &reply);
+void getPublicKey(const HandlerContext &ctx, const Request &request, const Reply &reply);
+void heartbeat(const HandlerContext &ctx, const Request &request, const Reply &reply);
+void pong(const HandlerContext &ctx, const Request &request, const Reply &reply);
+void qos(const HandlerContext &ctx, const Request &request, const Reply &reply);
+
+// "Error: <text>\n" from a failed Status.
+QByteArray errorLine(const Status &status);
+
+} // namespace cmq::handlers

@@ -1,0 +1,72 @@
+// ciphermq-broker: parses the command line, loads the configuration and runs the Broker.
+
+#include <cstdio>
+
+#include <QCommandLineParser>
+#include <QCoreApplication>
+
+#include "app/logsetup.h"
+#include "app/signalwatcher.h"
+#include "broker.h"
+#include "config/config.h"
+
+int main(int argc, char *argv[])
+{
+    QCoreApplication app(argc, argv);
+    QCoreApplication::setApplicationName(QStringLiteral("ciphermq-broker"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(CIPHERMQ_VERSION));
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(
+        QStringLiteral("CipherMQ broker: relays end-to-end-encrypted messages over mutual TLS."));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    const QCommandLineOption configOption(
+        {QStringLiteral("c"), QStringLiteral("config")},
+        QStringLiteral("Configuration file (default: /etc/ciphermq/config.toml)."),
+        QStringLiteral("path"), QStringLiteral("/etc/ciphermq/config.toml"));
+    const QCommandLineOption checkOption(
+        QStringLiteral("check-config"),
+        QStringLiteral("Validate the configuration file and exit (0 when valid)."));
+    parser.addOption(configOption);
+    parser.addOption(checkOption);
+    parser.process(app);
+
+    // --check-config may be given the file directly: ciphermq-broker --check-config FILE
+    QString configPath = parser.value(configOption);
+    if (parser.isSet(checkOption) && !parser.isSet(configOption)
+        && parser.positionalArguments().size() == 1)
+        configPath = parser.positionalArguments().constFirst();
+
+    const cmq::Result<cmq::LoadedConfig> loaded = cmq::loadConfig(configPath);
+    if (!loaded) {
+        std::fprintf(stderr, "ciphermq-broker: invalid configuration: %s\n",
+                     qPrintable(loaded.error()));
+        return 2;
+    }
+    for (const QString &warning : loaded->warnings)
+        std::fprintf(stderr, "ciphermq-broker: warning: %s\n", qPrintable(warning));
+    if (parser.isSet(checkOption)) {
+        std::printf("%s: configuration OK\n", qPrintable(loaded->config.sourcePath));
+        return 0;
+    }
+
+    cmq::setUpLogging(loaded->config.logging);
+    cmq::Broker broker(loaded->config);
+    if (const cmq::Status started = broker.start(); !started) {
+        std::fprintf(stderr, "ciphermq-broker: cannot start: %s\n", qPrintable(started.error()));
+        return 1;
+    }
+
+    cmq::SignalWatcher signalWatcher;
+    QObject::connect(&signalWatcher, &cmq::SignalWatcher::terminateRequested, &broker, [&broker] {
+        broker.shutdown([] { QCoreApplication::exit(0); });
+    });
+
+    const auto &address = loaded->config.server.address;
+    std::printf("ciphermq-broker %s ready on %s:%u (storage: %s)\n", CIPHERMQ_VERSION,
+                qPrintable(address.host.toString()), unsigned(broker.serverPort()),
+                qPrintable(loaded->config.database.driver));
+    std::fflush(stdout);
+    return app.exec();
+}

@@ -1,0 +1,257 @@
+#include "net/session.h"
+
+#include <QLoggingCategory>
+#include <QSslSocket>
+
+#include "core/dispatcher.h"
+#include "protocol/lineframer.h"
+#include "protocol/replies.h"
+#include "protocol/request.h"
+
+Q_LOGGING_CATEGORY(lcSession, "ciphermq.session")
+
+namespace cmq {
+
+namespace reply = protocol::reply;
+
+// A client may pipeline this many requests whose replies are still pending before the session
+// stops reading (TCP back-pressure does the rest). Generous: a publisher window of 256 with
+// batches fits many times over.
+constexpr qsizetype kMaxPendingReplies = 8192;
+// Read in chunks so one connection cannot monopolise the event loop.
+constexpr qint64 kReadChunk = 256 * 1024;
+
+Reply::Reply(Session *session, quint64 slot) : m_session(session), m_slot(slot) {}
+
+void Reply::send(const QByteArray &lines) const
+{
+    if (m_session)
+        m_session->completeReply(m_slot, lines);
+}
+
+Session::Session(QSslSocket *socket, ClientIdentity identity, const SessionLimits &limits,
+                 Dispatcher &dispatcher, QObject *parent)
+    : QObject(parent), m_socket(socket), m_identity(std::move(identity)), m_limits(limits),
+      m_dispatcher(dispatcher)
+{
+    m_socket->setParent(this);
+    // Bound what Qt buffers for us: beyond this, the kernel's TCP window pushes back.
+    m_socket->setReadBufferSize(qMax<qint64>(limits.maxLineBytes + 2, kReadChunk) * 2);
+    connect(m_socket, &QSslSocket::readyRead, this, &Session::onReadyRead);
+    connect(m_socket, &QSslSocket::encryptedBytesWritten, this, &Session::onBytesWritten);
+    connect(m_socket, &QSslSocket::disconnected, this, &Session::finish);
+    connect(m_socket, &QSslSocket::errorOccurred, this, [this](QAbstractSocket::SocketError) {
+        if (m_socket->state() != QAbstractSocket::ConnectedState)
+            finish();
+    });
+
+    m_sinceClientTraffic.start();
+    m_sincePing.start();
+    m_livenessTimer.setInterval(1000);
+    connect(&m_livenessTimer, &QTimer::timeout, this, &Session::onLivenessTick);
+    m_livenessTimer.start();
+
+    // Data may have arrived together with the end of the handshake.
+    QMetaObject::invokeMethod(this, &Session::onReadyRead, Qt::QueuedConnection);
+}
+
+Session::~Session() = default;
+
+void Session::onReadyRead()
+{
+    if (m_closing || m_finished)
+        return;
+    while (!m_readingPaused && m_socket->bytesAvailable() > 0) {
+        const QByteArray chunk = m_socket->read(kReadChunk);
+        if (chunk.isEmpty())
+            break;
+        m_counters.bytesIn += quint64(chunk.size());
+        m_sinceClientTraffic.restart();
+        m_buffer.append(chunk);
+        processBuffer();
+        if (m_closing)
+            return;
+    }
+}
+
+void Session::processBuffer()
+{
+    qsizetype offset = 0;
+    while (!m_closing && !m_shuttingDown) {
+        if (qsizetype(m_replies.size()) >= kMaxPendingReplies) {
+            m_readingPaused = true;
+            break;
+        }
+        const QByteArrayView rest = QByteArrayView(m_buffer).sliced(offset);
+        const protocol::Frame frame = protocol::takeLine(rest, m_limits.maxLineBytes);
+        if (frame.status == protocol::FrameStatus::Incomplete)
+            break;
+        if (frame.status == protocol::FrameStatus::TooLong) {
+            qCWarning(lcSession, "%s: request line over %lld bytes, closing",
+                      qPrintable(m_identity.cn), qlonglong(m_limits.maxLineBytes));
+            m_buffer.clear();
+            closeWithError(reply::error(QByteArray("Line too long: the limit is ")
+                                        + QByteArray::number(m_limits.maxLineBytes)
+                                        + " bytes; closing the connection"));
+            return;
+        }
+        offset += frame.consumed;
+        if (frame.status == protocol::FrameStatus::InvalidUtf8) {
+            const quint64 slot = reserveReply();
+            completeReply(slot, reply::error("Invalid UTF-8 in request line"));
+            continue;
+        }
+        handleLine(frame.line);
+    }
+    m_buffer.remove(0, offset);
+}
+
+void Session::handleLine(QByteArrayView line)
+{
+    if (line.trimmed().isEmpty())
+        return; // blank lines are keep-alives, not commands
+    ++m_counters.requestsIn;
+    const protocol::ParseResult parsed = protocol::parseRequest(line);
+    const quint64 slot = reserveReply();
+    if (parsed.status != protocol::ParseStatus::Ok) {
+        completeReply(slot, parsed.errorReply + '\n');
+        return;
+    }
+    m_dispatcher.dispatch(*this, parsed.request, Reply(this, slot));
+}
+
+quint64 Session::reserveReply()
+{
+    m_replies.push_back(PendingReply{});
+    return m_firstSlot + m_replies.size() - 1;
+}
+
+void Session::completeReply(quint64 slot, const QByteArray &lines)
+{
+    if (slot < m_firstSlot || slot >= m_firstSlot + m_replies.size())
+        return;
+    PendingReply &pending = m_replies[slot - m_firstSlot];
+    pending.ready = true;
+    pending.lines += lines;
+    flushReplies();
+}
+
+void Session::pushDelivery(const QByteArray &lines)
+{
+    ++m_counters.deliveriesOut;
+    m_replies.push_back(PendingReply{true, lines});
+    flushReplies();
+}
+
+void Session::flushReplies()
+{
+    if (m_finished)
+        return;
+    while (!m_replies.empty() && m_replies.front().ready) {
+        const QByteArray &lines = m_replies.front().lines;
+        if (!lines.isEmpty()) {
+            m_counters.bytesOut += quint64(lines.size());
+            m_socket->write(lines);
+        }
+        m_replies.pop_front();
+        ++m_firstSlot;
+    }
+    if (m_readingPaused && qsizetype(m_replies.size()) < kMaxPendingReplies / 2) {
+        m_readingPaused = false;
+        QMetaObject::invokeMethod(this, [this] {
+            processBuffer();
+            onReadyRead();
+        }, Qt::QueuedConnection);
+    }
+    if (m_shuttingDown && m_replies.empty())
+        m_socket->disconnectFromHost();
+    if (!canTakeDeliveries())
+        m_wasBackedUp = true;
+}
+
+bool Session::canTakeDeliveries() const
+{
+    return !m_closing && !m_shuttingDown && m_socket->bytesToWrite() < m_limits.outputHighWaterBytes;
+}
+
+void Session::onBytesWritten()
+{
+    if (m_wasBackedUp && m_socket->bytesToWrite() < m_limits.outputHighWaterBytes / 2) {
+        m_wasBackedUp = false;
+        Q_EMIT writable(this);
+    }
+}
+
+void Session::enableHeartbeat(int intervalSec)
+{
+    m_heartbeatSec = intervalSec;
+    m_sincePing.restart();
+}
+
+void Session::onLivenessTick()
+{
+    const qint64 silentMs = m_sinceClientTraffic.elapsed();
+    if (m_heartbeatSec > 0) {
+        // Opt-in heartbeat (Mail Pigeon's asymmetric model): the broker pings a silent client,
+        // and gives up on one that stays silent; the client watches for the pings.
+        const qint64 deadlineMs =
+            qMax<qint64>(qint64(m_limits.heartbeatTimeoutSec), 2LL * m_heartbeatSec) * 1000;
+        if (silentMs >= deadlineMs) {
+            qCInfo(lcSession, "%s: no traffic for %lld ms after pings, closing",
+                   qPrintable(m_identity.cn), qlonglong(silentMs));
+            closeWithError(reply::error("Heartbeat timeout: closing the connection"));
+            return;
+        }
+        if (silentMs >= qint64(m_heartbeatSec) * 1000
+            && m_sincePing.elapsed() >= qint64(m_heartbeatSec) * 1000) {
+            m_sincePing.restart();
+            pushDelivery(reply::ping());
+        }
+        return;
+    }
+    // Without heartbeats, an idle connection is closed unless it is waiting for deliveries.
+    if (m_limits.idleTimeoutSec > 0 && silentMs >= qint64(m_limits.idleTimeoutSec) * 1000
+        && !m_dispatcher.isConsuming(*this) && m_replies.empty()) {
+        qCInfo(lcSession, "%s: idle for %d s, closing", qPrintable(m_identity.cn),
+               m_limits.idleTimeoutSec);
+        closeWithError(reply::error(QByteArray("Idle timeout: no traffic for ")
+                                    + QByteArray::number(m_limits.idleTimeoutSec)
+                                    + " s; closing the connection"));
+    }
+}
+
+void Session::beginShutdown()
+{
+    if (m_shuttingDown || m_closing || m_finished)
+        return;
+    m_shuttingDown = true;
+    m_readingPaused = true;
+    // The notice goes out at once, ahead of replies still in flight, so clients can fail
+    // over immediately; those replies follow as their commits finish.
+    m_counters.bytesOut += quint64(reply::shutdownNotice().size());
+    m_socket->write(reply::shutdownNotice());
+    flushReplies();
+}
+
+void Session::closeWithError(const QByteArray &line)
+{
+    if (m_closing || m_finished)
+        return;
+    m_closing = true;
+    m_readingPaused = true;
+    m_replies.clear();
+    m_socket->write(line);
+    m_socket->disconnectFromHost(); // flushes what was written first
+}
+
+void Session::finish()
+{
+    if (m_finished)
+        return;
+    m_finished = true;
+    m_livenessTimer.stop();
+    Q_EMIT closed(this);
+    deleteLater();
+}
+
+} // namespace cmq

@@ -1,0 +1,124 @@
+#pragma once
+// One client connection on the data listener: frames request lines, hands each to the
+// dispatcher, and writes replies strictly in request order even when some complete later
+// (a publish waits for its group commit). Also owns the connection's liveness rules:
+// opt-in heartbeat pings, the idle timeout, and the shutdown notice.
+
+#include <deque>
+
+#include <QByteArray>
+#include <QElapsedTimer>
+#include <QObject>
+#include <QPointer>
+#include <QTimer>
+
+#include "core/endpoint.h"
+#include "net/clientidentity.h"
+
+class QSslSocket;
+
+namespace cmq {
+
+class Dispatcher;
+class Session;
+
+struct SessionLimits
+{
+    qint64 maxLineBytes = 1 << 20;
+    int idleTimeoutSec = 60;
+    int heartbeatTimeoutSec = 60;
+    qint64 outputHighWaterBytes = 4 << 20; // above this a consumer gets no more deliveries
+};
+
+// The one-shot handle a handler completes with its reply lines. Safe to complete after the
+// connection is gone (the lines are dropped).
+class Reply
+{
+public:
+    Reply(Session *session, quint64 slot);
+    void send(const QByteArray &lines) const;
+
+private:
+    QPointer<Session> m_session;
+    quint64 m_slot;
+};
+
+struct SessionCounters
+{
+    quint64 requestsIn = 0;
+    quint64 bytesIn = 0;
+    quint64 bytesOut = 0;
+    quint64 deliveriesOut = 0;
+};
+
+class Session final : public QObject, public Endpoint
+{
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(Session)
+
+public:
+    Session(QSslSocket *socket, ClientIdentity identity, const SessionLimits &limits,
+            Dispatcher &dispatcher, QObject *parent = nullptr);
+    ~Session() override;
+
+    const ClientIdentity &identity() const { return m_identity; }
+    const SessionCounters &counters() const { return m_counters; }
+
+    // Endpoint
+    quint64 endpointId() const override { return m_identity.connectionId; }
+    QString clientId() const override { return m_identity.cn; }
+    void pushDelivery(const QByteArray &lines) override;
+    bool canTakeDeliveries() const override;
+
+    // heartbeat <seconds>: from now on ping after that much silence from the client.
+    void enableHeartbeat(int intervalSec);
+    int heartbeatIntervalSec() const { return m_heartbeatSec; }
+
+    // Graceful stop: say so, stop reading, finish the replies in flight, then close.
+    void beginShutdown();
+    // Sends one line and closes once it is written.
+    void closeWithError(const QByteArray &line);
+
+    void completeReply(quint64 slot, const QByteArray &lines);
+
+Q_SIGNALS:
+    void writable(Session *session); // output drained below the low-water mark
+    void closed(Session *session);   // the socket is gone; the session deletes itself next
+
+private:
+    void onReadyRead();
+    void processBuffer();
+    void handleLine(QByteArrayView line);
+    quint64 reserveReply();
+    void flushReplies();
+    void onBytesWritten();
+    void onLivenessTick();
+    void finish();
+
+    QSslSocket *m_socket;
+    ClientIdentity m_identity;
+    SessionLimits m_limits;
+    Dispatcher &m_dispatcher;
+    QByteArray m_buffer;
+
+    struct PendingReply
+    {
+        bool ready = false;
+        QByteArray lines;
+    };
+    std::deque<PendingReply> m_replies; // front has slot id m_firstSlot
+    quint64 m_firstSlot = 0;
+
+    QTimer m_livenessTimer;
+    QElapsedTimer m_sinceClientTraffic;
+    QElapsedTimer m_sincePing;
+    int m_heartbeatSec = 0;
+    bool m_readingPaused = false;
+    bool m_shuttingDown = false;
+    bool m_closing = false;
+    bool m_finished = false;
+    bool m_wasBackedUp = false;
+    SessionCounters m_counters;
+};
+
+} // namespace cmq

@@ -1,0 +1,212 @@
+#include "migrations.h"
+
+#include <QSqlQuery>
+
+#include "storagelog.h"
+
+namespace cmq::storage {
+
+namespace {
+
+struct Migration
+{
+    int version;
+    const char *description;
+    QStringList postgres;
+    QStringList sqlite;
+};
+
+// Append new migrations at the end; never edit one that has shipped.
+const QList<Migration> &migrations()
+{
+    static const QList<Migration> list = {
+        {1,
+         "initial schema: messages, queue entries, topology, public keys",
+         {
+             R"(CREATE TABLE message_metadata (
+                    message_id TEXT PRIMARY KEY,
+                    client_id TEXT NOT NULL,
+                    exchange TEXT NOT NULL,
+                    routing_key TEXT NOT NULL,
+                    sent_time TIMESTAMPTZ NOT NULL,
+                    delivered_time TIMESTAMPTZ,
+                    acknowledged_time TIMESTAMPTZ,
+                    evicted_time TIMESTAMPTZ,
+                    status TEXT NOT NULL DEFAULT 'sent'
+                        CHECK (status IN ('sent', 'delivered', 'acknowledged', 'evicted')),
+                    commit_token BIGINT))",
+             "CREATE INDEX message_metadata_sent_time ON message_metadata (sent_time)",
+             R"(CREATE TABLE message_bodies (
+                    message_id TEXT PRIMARY KEY,
+                    envelope BYTEA NOT NULL))",
+             R"(CREATE TABLE queue_entries (
+                    id BIGSERIAL PRIMARY KEY,
+                    queue TEXT NOT NULL,
+                    message_id TEXT NOT NULL,
+                    delivered BOOLEAN NOT NULL DEFAULT FALSE,
+                    UNIQUE (queue, message_id)))",
+             "CREATE INDEX queue_entries_message_id ON queue_entries (message_id)",
+             R"(CREATE TABLE exchanges (
+                    name TEXT PRIMARY KEY,
+                    type TEXT NOT NULL,
+                    creator TEXT NOT NULL,
+                    created_at TIMESTAMPTZ NOT NULL))",
+             R"(CREATE TABLE queues (
+                    name TEXT PRIMARY KEY,
+                    owner TEXT NOT NULL,
+                    max_length BIGINT NOT NULL DEFAULT 0,
+                    overflow TEXT NOT NULL DEFAULT 'drop-head',
+                    created_at TIMESTAMPTZ NOT NULL))",
+             R"(CREATE TABLE bindings (
+                    queue TEXT NOT NULL,
+                    exchange TEXT NOT NULL,
+                    routing_key TEXT NOT NULL,
+                    PRIMARY KEY (queue, exchange, routing_key)))",
+             R"(CREATE TABLE public_keys (
+                    client_id TEXT PRIMARY KEY,
+                    ciphertext TEXT NOT NULL,
+                    nonce TEXT NOT NULL,
+                    tag TEXT NOT NULL,
+                    updated_at TIMESTAMPTZ NOT NULL))",
+         },
+         {
+             // Times are ISO 8601 UTC text with milliseconds ("2024-05-01T12:00:00.000Z"), so
+             // they compare correctly as text.
+             R"(CREATE TABLE message_metadata (
+                    message_id TEXT PRIMARY KEY,
+                    client_id TEXT NOT NULL,
+                    exchange TEXT NOT NULL,
+                    routing_key TEXT NOT NULL,
+                    sent_time TEXT NOT NULL,
+                    delivered_time TEXT,
+                    acknowledged_time TEXT,
+                    evicted_time TEXT,
+                    status TEXT NOT NULL DEFAULT 'sent'
+                        CHECK (status IN ('sent', 'delivered', 'acknowledged', 'evicted')),
+                    commit_token INTEGER))",
+             "CREATE INDEX message_metadata_sent_time ON message_metadata (sent_time)",
+             R"(CREATE TABLE message_bodies (
+                    message_id TEXT PRIMARY KEY,
+                    envelope BLOB NOT NULL))",
+             // INTEGER PRIMARY KEY is the rowid: always above every existing row, so it keeps
+             // publish order without AUTOINCREMENT's extra bookkeeping.
+             R"(CREATE TABLE queue_entries (
+                    id INTEGER PRIMARY KEY,
+                    queue TEXT NOT NULL,
+                    message_id TEXT NOT NULL,
+                    delivered INTEGER NOT NULL DEFAULT 0,
+                    UNIQUE (queue, message_id)))",
+             "CREATE INDEX queue_entries_message_id ON queue_entries (message_id)",
+             R"(CREATE TABLE exchanges (
+                    name TEXT PRIMARY KEY,
+                    type TEXT NOT NULL,
+                    creator TEXT NOT NULL,
+                    created_at TEXT NOT NULL))",
+             R"(CREATE TABLE queues (
+                    name TEXT PRIMARY KEY,
+                    owner TEXT NOT NULL,
+                    max_length INTEGER NOT NULL DEFAULT 0,
+                    overflow TEXT NOT NULL DEFAULT 'drop-head',
+                    created_at TEXT NOT NULL))",
+             R"(CREATE TABLE bindings (
+                    queue TEXT NOT NULL,
+                    exchange TEXT NOT NULL,
+                    routing_key TEXT NOT NULL,
+                    PRIMARY KEY (queue, exchange, routing_key)))",
+             R"(CREATE TABLE public_keys (
+                    client_id TEXT PRIMARY KEY,
+                    ciphertext TEXT NOT NULL,
+                    nonce TEXT NOT NULL,
+                    tag TEXT NOT NULL,
+                    updated_at TEXT NOT NULL))",
+         }},
+    };
+    return list;
+}
+
+// Serializes migrations between broker nodes sharing one PostgreSQL database.
+constexpr qint64 MigrationLockKey = 0x434d51'0001; // "CMQ" + 1
+
+Status ensureVersionTable(SqlSession &session)
+{
+    const QString timeType =
+        session.isPostgres() ? QStringLiteral("TIMESTAMPTZ") : QStringLiteral("TEXT");
+    return session.exec(QStringLiteral("CREATE TABLE IF NOT EXISTS schema_version ("
+                                       "version INTEGER PRIMARY KEY, "
+                                       "description TEXT NOT NULL, "
+                                       "applied_at %1 NOT NULL)")
+                            .arg(timeType));
+}
+
+Status applyAll(SqlSession &session)
+{
+    if (Status st = ensureVersionTable(session); !st)
+        return failure(QStringLiteral("cannot create schema_version: %1").arg(st.error()));
+
+    const Result<int> current = currentSchemaVersion(session);
+    if (!current)
+        return failure(current.error());
+    const int latest = latestSchemaVersion();
+    if (current.value() > latest) {
+        return failure(QStringLiteral("database schema version %1 is newer than this broker "
+                                      "supports (%2); upgrade ciphermq-broker or point it at "
+                                      "another database")
+                           .arg(current.value())
+                           .arg(latest));
+    }
+
+    for (const Migration &migration : migrations()) {
+        if (migration.version <= current.value())
+            continue;
+        QStringList statements = session.isPostgres() ? migration.postgres : migration.sqlite;
+        statements << QStringLiteral("INSERT INTO schema_version (version, description, "
+                                     "applied_at) VALUES (%1, %2, %3)")
+                          .arg(migration.version)
+                          .arg(session.text(QString::fromUtf8(migration.description)),
+                               session.time(QDateTime::currentDateTimeUtc()));
+        if (Status st = session.execTransaction(statements); !st) {
+            return failure(QStringLiteral("schema migration %1 (%2) failed: %3")
+                               .arg(migration.version)
+                               .arg(QString::fromUtf8(migration.description), st.error()));
+        }
+        qCInfo(lcStorage, "applied schema migration %d: %s", migration.version,
+               migration.description);
+    }
+    return success();
+}
+
+} // namespace
+
+int latestSchemaVersion()
+{
+    return migrations().constLast().version;
+}
+
+Result<int> currentSchemaVersion(SqlSession &session)
+{
+    QSqlQuery query = session.newQuery();
+    Status st = session.run(query, QStringLiteral("SELECT COALESCE(MAX(version), 0) "
+                                                  "FROM schema_version"));
+    if (!st)
+        return Result<int>::failure(QStringLiteral("cannot read schema_version: %1").arg(st.error()));
+    const int version = query.next() ? query.value(0).toInt() : 0;
+    if (st = session.finish(query); !st)
+        return Result<int>::failure(QStringLiteral("cannot read schema_version: %1").arg(st.error()));
+    return version;
+}
+
+Status migrate(SqlSession &session)
+{
+    if (!session.isPostgres())
+        return applyAll(session); // one process owns the SQLite file
+
+    const QString key = QString::number(MigrationLockKey);
+    if (Status st = session.exec(QStringLiteral("SELECT pg_advisory_lock(%1)").arg(key)); !st)
+        return failure(QStringLiteral("cannot take the migration lock: %1").arg(st.error()));
+    const Status result = applyAll(session);
+    if (Status st = session.exec(QStringLiteral("SELECT pg_advisory_unlock(%1)").arg(key)); !st)
+        qCWarning(lcStorage) << "cannot release the migration lock:" << st.error();
+    return result;
+}
+
+} // namespace cmq::storage

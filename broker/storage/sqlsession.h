@@ -1,0 +1,60 @@
+#pragma once
+// The storage worker's view of its connection, shared by the per-area SQL files: literals per
+// dialect and statement runners that check every result set. QPSQL binds values by formatting
+// them into the statement text anyway (EXECUTE with literals, after a PREPARE round trip), so
+// on PostgreSQL we format with the same driver escaping and send each job as one statement or
+// one multi-statement script: one round trip. QPSQL reports a failure in a later statement of a
+// script only when the caller walks to it, hence finish().
+
+#include <QDateTime>
+#include <QSqlDatabase>
+#include <QSqlQuery>
+#include <QString>
+#include <QStringList>
+#include <QVariant>
+
+#include "util/result.h"
+
+namespace cmq::storage {
+
+class SqlSession
+{
+public:
+    SqlSession() = default;
+    SqlSession(QSqlDatabase db, bool postgres) : m_db(std::move(db)), m_postgres(postgres) {}
+
+    QSqlDatabase &database() { return m_db; }
+    bool isPostgres() const { return m_postgres; }
+
+    // SQL literals, escaped by the driver (never by hand). NUL characters, which no text column
+    // can hold, become U+FFFD instead of silently cutting the statement short.
+    QString text(const QString &value) const;
+    QString bytes(const QByteArray &value) const;
+    QString time(const QDateTime &value) const; // UTC, millisecond precision
+    static QString integer(qint64 value) { return QString::number(value); }
+    QDateTime toTime(const QVariant &value) const;
+
+    QSqlQuery newQuery(bool forwardOnly = true) const;
+    // Runs `sql`; rows of the first result set can then be read from `query`. Call finish()
+    // after reading them to surface errors from later statements or from the commit.
+    Status run(QSqlQuery &query, const QString &sql) const;
+    Status finish(QSqlQuery &query) const;
+    Status exec(const QString &sql) const; // run + finish
+
+    // All statements as one transaction: on PostgreSQL one round trip (a multi-statement simple
+    // query is one implicit transaction), on SQLite BEGIN ... COMMIT, rolled back on failure.
+    Status execTransaction(const QStringList &statements);
+
+    Status begin();
+    Status commit();
+    void rollback();
+
+    // One line for logs and replies: the driver's message without libpq's LINE/HINT details.
+    static QString errorText(const QSqlError &error);
+
+private:
+    QSqlDatabase m_db;
+    bool m_postgres = false;
+};
+
+} // namespace cmq::storage

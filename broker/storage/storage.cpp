@@ -1,0 +1,476 @@
+#include "storage.h"
+
+#include <atomic>
+#include <deque>
+
+#include <QPointer>
+#include <QThread>
+#include <QTimer>
+
+#include "deliverystore.h"
+#include "storagelog.h"
+#include "storageworker.h"
+#include "topologystore.h"
+
+namespace cmq::storage {
+
+namespace {
+
+QString newConnectionName()
+{
+    static std::atomic<int> counter{0};
+    return QStringLiteral("ciphermq-storage-%1").arg(counter.fetch_add(1) + 1);
+}
+
+QString notOpenError()
+{
+    return QStringLiteral("storage not open");
+}
+
+QString unavailableError()
+{
+    return QStringLiteral("storage unavailable");
+}
+
+} // namespace
+
+struct Storage::Pending
+{
+    struct Request
+    {
+        QList<MessageRecord> records;
+        QList<PublishResult> results;
+        qsizetype unresolved = 0;
+        std::function<void(QList<PublishResult>)> done;
+    };
+    using RequestPtr = std::shared_ptr<Request>;
+    struct Slot
+    {
+        RequestPtr request;
+        qsizetype index;
+    };
+    // A job that must not overtake publishes issued before it (see releaseOrdered()).
+    struct HeldJob
+    {
+        quint64 barrier;
+        std::function<void()> post;
+    };
+
+    std::deque<RequestPtr> waiting;
+    qsizetype frontTaken = 0; // records of waiting.front() already in a batch
+    quint64 recordsIssued = 0;
+    quint64 recordsReleased = 0; // handed to the worker, or failed without it
+    std::deque<HeldJob> held;
+    QList<DeliveryUpdate> updates;
+};
+
+Storage::Storage(const Config::Database &settings, const QByteArray &aesKey, QObject *parent)
+    : QObject(parent),
+      m_thread(new QThread(this)),
+      m_worker(new StorageWorker(settings, aesKey, newConnectionName())),
+      m_updateTimer(new QTimer(this)),
+      m_pending(std::make_unique<Pending>())
+{
+    m_worker->setAvailabilityHandler([this](bool available) {
+        QMetaObject::invokeMethod(
+            this, [this, available] { setAvailable(available); }, Qt::QueuedConnection);
+    });
+    m_worker->moveToThread(m_thread);
+    connect(m_thread, &QThread::finished, m_worker, &QObject::deleteLater);
+    m_thread->setObjectName(QStringLiteral("ciphermq-storage"));
+    m_thread->start();
+
+    m_updateTimer->setSingleShot(true);
+    connect(m_updateTimer, &QTimer::timeout, this, &Storage::flushDeliveryUpdates);
+}
+
+Storage::~Storage()
+{
+    m_updateTimer->stop();
+    if (m_opened) {
+        flushDeliveryUpdates();
+        // Publishes still waiting were never sent, so nobody got an ACK for them, and their
+        // callbacks could not run any more. Jobs held behind them go now, in order.
+        if (!m_pending->waiting.empty())
+            qCInfo(lcStorage, "dropping publishes that were still waiting for a batch");
+        while (!m_pending->held.empty()) {
+            const std::function<void()> post = std::move(m_pending->held.front().post);
+            m_pending->held.pop_front();
+            post();
+        }
+    }
+    // Runs after every job queued so far; the worker writes what it can, then closes.
+    QMetaObject::invokeMethod(
+        m_worker, [worker = m_worker] { worker->shutdown(); }, Qt::BlockingQueuedConnection);
+    m_thread->quit();
+    m_thread->wait();
+    // Results the worker posted before stopping are dropped with this object's posted events,
+    // so no callback runs after this point.
+}
+
+Result<RecoveredState> Storage::openAndRecover()
+{
+    if (m_opened)
+        return Result<RecoveredState>::failure(QStringLiteral("storage is already open"));
+    std::optional<Result<RecoveredState>> result;
+    QMetaObject::invokeMethod(
+        m_worker, [&] { result = m_worker->openAndRecover(); }, Qt::BlockingQueuedConnection);
+    if (!result)
+        return Result<RecoveredState>::failure(QStringLiteral("storage worker did not run"));
+    m_opened = result->ok();
+    m_available = m_opened;
+    return std::move(*result);
+}
+
+bool Storage::isAvailable() const
+{
+    return m_opened && m_available;
+}
+
+template <typename T>
+std::function<void(T)> Storage::onOwnThread(std::function<void(T)> done)
+{
+    // Called on the worker thread; `this` outlives the worker (see the destructor).
+    return [this, done = std::move(done)](T value) {
+        QMetaObject::invokeMethod(
+            this,
+            [done, value = std::move(value)]() mutable {
+                if (done)
+                    done(std::move(value));
+            },
+            Qt::QueuedConnection);
+    };
+}
+
+// --- Publishes: group commit -------------------------------------------------------------
+
+void Storage::publish(QList<MessageRecord> records,
+                      std::function<void(QList<PublishResult>)> done)
+{
+    auto request = std::make_shared<Pending::Request>();
+    request->records = std::move(records);
+    request->results.resize(request->records.size());
+    request->unresolved = request->records.size();
+    request->done = std::move(done);
+    m_pending->recordsIssued += request->records.size();
+
+    if (request->records.isEmpty() || !isAvailable()) {
+        const QString error = m_opened ? unavailableError() : notOpenError();
+        for (PublishResult &result : request->results)
+            result = {PublishOutcome::Failed, error};
+        m_stats.failedRecords += request->records.size();
+        m_pending->recordsReleased += request->records.size();
+        request->unresolved = 0;
+        // Answer asynchronously like every other outcome, so callers never re-enter.
+        QMetaObject::invokeMethod(
+            this,
+            [request] {
+                if (request->done)
+                    request->done(std::move(request->results));
+            },
+            Qt::QueuedConnection);
+        releaseOrdered();
+        return;
+    }
+    m_pending->waiting.push_back(std::move(request));
+    schedulePublishDispatch();
+}
+
+// Dispatch at the end of the current event-loop pass rather than at once: publishes read from
+// one socket read arrive together and should share the first transaction too.
+void Storage::schedulePublishDispatch()
+{
+    if (m_dispatchScheduled || m_batchInFlight)
+        return;
+    m_dispatchScheduled = true;
+    QMetaObject::invokeMethod(
+        this,
+        [this] {
+            m_dispatchScheduled = false;
+            dispatchPublishes();
+        },
+        Qt::QueuedConnection);
+}
+
+void Storage::dispatchPublishes()
+{
+    if (m_batchInFlight || m_pending->waiting.empty())
+        return;
+
+    QList<MessageRecord> batch;
+    QList<Pending::Slot> slots;
+    qint64 bytes = 0;
+    bool full = false;
+    while (!full && !m_pending->waiting.empty()) {
+        const Pending::RequestPtr &request = m_pending->waiting.front();
+        while (m_pending->frontTaken < request->records.size()) {
+            MessageRecord &record = request->records[m_pending->frontTaken];
+            const qint64 size = record.envelope.size() + 256; // + ids, names, row overhead
+            if (batch.size() >= MaxBatchRecords || (!batch.isEmpty() && bytes + size > MaxBatchBytes)) {
+                full = true;
+                break;
+            }
+            bytes += size;
+            batch.append(std::move(record)); // the request keeps only its results from here
+            slots.append({request, m_pending->frontTaken});
+            ++m_pending->frontTaken;
+        }
+        if (m_pending->frontTaken == request->records.size()) {
+            m_pending->waiting.pop_front();
+            m_pending->frontTaken = 0;
+        }
+    }
+
+    m_batchInFlight = true;
+    m_pending->recordsReleased += batch.size();
+    ++m_stats.publishBatches;
+    m_stats.publishRecords += batch.size();
+    m_stats.lastBatchRecords = int(batch.size());
+    m_stats.maxBatchRecords = qMax(m_stats.maxBatchRecords, int(batch.size()));
+
+    auto finished = [this, slots = std::move(slots)](StorageWorker::BatchReport report) {
+        m_batchInFlight = false;
+        m_stats.lastCommitMs = report.commitMs;
+        m_stats.maxCommitMs = qMax(m_stats.maxCommitMs, report.commitMs);
+        m_stats.totalCommitMs += report.commitMs;
+        std::vector<Pending::RequestPtr> completed;
+        for (qsizetype i = 0; i < slots.size(); ++i) {
+            const PublishResult result = i < report.results.size()
+                ? report.results[i]
+                : PublishResult{PublishOutcome::Failed, QStringLiteral("internal error")};
+            switch (result.outcome) {
+            case PublishOutcome::Stored: ++m_stats.storedRecords; break;
+            case PublishOutcome::Duplicate: ++m_stats.duplicateRecords; break;
+            case PublishOutcome::Failed: ++m_stats.failedRecords; break;
+            }
+            const Pending::Slot &slot = slots[i];
+            slot.request->results[slot.index] = result;
+            if (--slot.request->unresolved == 0)
+                completed.push_back(slot.request);
+        }
+        // Everything that waited during this commit goes into the next one right away.
+        dispatchPublishes();
+        QPointer<Storage> alive(this);
+        for (const Pending::RequestPtr &request : completed) {
+            if (request->done)
+                request->done(std::move(request->results));
+            if (!alive)
+                return; // a callback destroyed the storage
+        }
+    };
+    QMetaObject::invokeMethod(
+        m_worker,
+        [worker = m_worker, batch = std::move(batch),
+         reply = onOwnThread<StorageWorker::BatchReport>(std::move(finished))] {
+            worker->publish(batch, reply);
+        },
+        Qt::QueuedConnection);
+    releaseOrdered();
+}
+
+void Storage::failWaitingPublishes(const QString &error)
+{
+    std::vector<Pending::RequestPtr> completed;
+    for (const Pending::RequestPtr &request : m_pending->waiting) {
+        const qsizetype first = request == m_pending->waiting.front() ? m_pending->frontTaken : 0;
+        for (qsizetype i = first; i < request->records.size(); ++i) {
+            request->results[i] = {PublishOutcome::Failed, error};
+            ++m_stats.failedRecords;
+            ++m_pending->recordsReleased;
+            if (--request->unresolved == 0)
+                completed.push_back(request);
+        }
+    }
+    m_pending->waiting.clear();
+    m_pending->frontTaken = 0;
+    releaseOrdered();
+    QPointer<Storage> alive(this);
+    for (const Pending::RequestPtr &request : completed) {
+        if (request->done)
+            request->done(std::move(request->results));
+        if (!alive)
+            return;
+    }
+}
+
+void Storage::setAvailable(bool available)
+{
+    if (!m_opened || m_available == available)
+        return;
+    m_available = available;
+    if (!available) {
+        ++m_stats.outages;
+        QPointer<Storage> alive(this);
+        failWaitingPublishes(unavailableError());
+        if (!alive)
+            return;
+    }
+    Q_EMIT availabilityChanged(available);
+}
+
+// --- Ordered jobs ----------------------------------------------------------------------------
+
+// Topology changes and delivery updates keep their order relative to publishes issued before
+// them: a job waits here until those records have gone to the worker, whose queue is FIFO.
+// Without this, deleteQueue(q) could run before a publish to q that was issued earlier but
+// was still waiting for the in-flight transaction, and leave entries for a deleted queue.
+void Storage::enqueueOrdered(std::function<void()> post)
+{
+    m_pending->held.push_back({m_pending->recordsIssued, std::move(post)});
+    releaseOrdered();
+}
+
+void Storage::releaseOrdered()
+{
+    while (!m_pending->held.empty()
+           && m_pending->held.front().barrier <= m_pending->recordsReleased) {
+        const std::function<void()> post = std::move(m_pending->held.front().post);
+        m_pending->held.pop_front();
+        post();
+    }
+}
+
+void Storage::runOrdered(std::function<Status(SqlSession &)> job, StatusCallback done)
+{
+    if (!m_opened) {
+        QMetaObject::invokeMethod(
+            this,
+            [done = std::move(done)] {
+                if (done)
+                    done(failure(notOpenError()));
+            },
+            Qt::QueuedConnection);
+        return;
+    }
+    enqueueOrdered([worker = m_worker, job = std::move(job),
+                    reply = onOwnThread<Status>(std::move(done))] {
+        QMetaObject::invokeMethod(
+            worker, [worker, job, reply] { worker->run(job, reply); }, Qt::QueuedConnection);
+    });
+}
+
+void Storage::saveExchange(const ExchangeRecord &exchange, StatusCallback done)
+{
+    runOrdered([exchange](SqlSession &s) { return storage::saveExchange(s, exchange); },
+               std::move(done));
+}
+
+void Storage::saveQueue(const QueueRecord &queue, StatusCallback done)
+{
+    runOrdered([queue](SqlSession &s) { return storage::saveQueue(s, queue); }, std::move(done));
+}
+
+void Storage::saveBinding(const BindingRecord &binding, StatusCallback done)
+{
+    runOrdered([binding](SqlSession &s) { return storage::saveBinding(s, binding); },
+               std::move(done));
+}
+
+void Storage::deleteQueue(const QString &queue, StatusCallback done)
+{
+    runOrdered([queue](SqlSession &s) { return storage::deleteQueue(s, queue); },
+               std::move(done));
+}
+
+void Storage::purgeQueue(const QString &queue, StatusCallback done)
+{
+    runOrdered([queue](SqlSession &s) { return storage::purgeQueue(s, queue); },
+               std::move(done));
+}
+
+// --- Delivery updates ------------------------------------------------------------------------
+
+void Storage::queueUpdate(int kind, const QString &queue, const QByteArray &messageId)
+{
+    if (!m_opened)
+        return; // nothing can have been delivered from a storage that never opened
+    m_pending->updates.append({DeliveryUpdate::Kind(kind), queue, QString::fromUtf8(messageId),
+                               QDateTime::currentDateTimeUtc()});
+    if (m_pending->updates.size() >= UpdateFlushItems)
+        flushDeliveryUpdates();
+    else if (!m_updateTimer->isActive())
+        m_updateTimer->start(UpdateFlushIntervalMs);
+}
+
+void Storage::markDelivered(const QString &queue, const QByteArray &messageId)
+{
+    queueUpdate(int(DeliveryUpdate::Kind::Delivered), queue, messageId);
+}
+
+void Storage::markAcknowledged(const QString &queue, const QByteArray &messageId)
+{
+    queueUpdate(int(DeliveryUpdate::Kind::Acknowledged), queue, messageId);
+}
+
+void Storage::markEvicted(const QString &queue, const QByteArray &messageId)
+{
+    queueUpdate(int(DeliveryUpdate::Kind::Evicted), queue, messageId);
+}
+
+void Storage::flushDeliveryUpdates()
+{
+    m_updateTimer->stop();
+    if (m_pending->updates.isEmpty())
+        return;
+    QList<DeliveryUpdate> updates = std::exchange(m_pending->updates, {});
+    ++m_stats.updateFlushes;
+    m_stats.updateItems += updates.size();
+    // The worker keeps them across an outage and writes them after reconnecting.
+    enqueueOrdered([worker = m_worker, updates = std::move(updates)] {
+        QMetaObject::invokeMethod(
+            worker, [worker, updates] { worker->applyUpdates(updates); }, Qt::QueuedConnection);
+    });
+}
+
+// --- Keys and maintenance --------------------------------------------------------------------
+
+void Storage::savePublicKey(const QString &clientId, const QByteArray &publicKeyBase64,
+                            StatusCallback done)
+{
+    auto reply = onOwnThread<Status>(std::move(done));
+    if (!m_opened) {
+        reply(failure(notOpenError()));
+        return;
+    }
+    QMetaObject::invokeMethod(
+        m_worker,
+        [worker = m_worker, clientId, publicKeyBase64, reply] {
+            worker->savePublicKey(clientId, publicKeyBase64, reply);
+        },
+        Qt::QueuedConnection);
+}
+
+void Storage::loadPublicKey(const QString &clientId,
+                            std::function<void(Result<std::optional<QByteArray>>)> done)
+{
+    auto reply = onOwnThread<Result<std::optional<QByteArray>>>(std::move(done));
+    if (!m_opened) {
+        reply(Result<std::optional<QByteArray>>::failure(notOpenError()));
+        return;
+    }
+    QMetaObject::invokeMethod(
+        m_worker,
+        [worker = m_worker, clientId, reply] { worker->loadPublicKey(clientId, reply); },
+        Qt::QueuedConnection);
+}
+
+void Storage::setRetentionDays(int days)
+{
+    QMetaObject::invokeMethod(
+        m_worker, [worker = m_worker, days] { worker->setRetentionDays(days); },
+        Qt::QueuedConnection);
+}
+
+void Storage::purgeExpiredMetadata(std::function<void(Result<qint64>)> done)
+{
+    auto reply = onOwnThread<Result<qint64>>(std::move(done));
+    if (!m_opened) {
+        reply(Result<qint64>::failure(notOpenError()));
+        return;
+    }
+    QMetaObject::invokeMethod(
+        m_worker, [worker = m_worker, reply] { worker->purgeExpired(reply); },
+        Qt::QueuedConnection);
+}
+
+} // namespace cmq::storage

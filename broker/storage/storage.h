@@ -1,0 +1,205 @@
+#pragma once
+// Durable state of the broker, behind one main-thread facade. A single worker thread owns the
+// database connection (QSQLITE or QPSQL); this class only queues jobs to it and hands results
+// back on the caller's thread. Publishes are group-committed: records that arrive while a
+// transaction is in flight go into the next one, and each caller hears back only after the
+// transaction that holds its records has committed (or failed).
+
+#include <functional>
+#include <memory>
+#include <optional>
+
+#include <QByteArray>
+#include <QDateTime>
+#include <QList>
+#include <QObject>
+#include <QString>
+#include <QStringList>
+
+#include "config/config.h"
+#include "util/result.h"
+
+class QThread;
+class QTimer;
+
+namespace cmq::storage {
+
+class SqlSession;
+class StorageWorker;
+
+struct ExchangeRecord
+{
+    QString name;
+    QString type = "direct";
+    QString creator; // CN that declared it first
+};
+
+struct QueueRecord
+{
+    QString name;
+    QString owner;                 // CN that declared it first
+    qint64 maxLength = 0;          // messages; 0 = the config default at the time of use
+    QString overflow = "drop-head"; // drop-head | reject-publish
+};
+
+struct BindingRecord
+{
+    QString queue;
+    QString exchange;
+    QString routingKey;
+};
+
+// One published message and the queues it was routed to.
+struct MessageRecord
+{
+    QByteArray messageId;
+    QString sender; // publisher CN
+    QString exchange;
+    QString routingKey;
+    QByteArray envelope; // the publisher's exact JSON bytes (ciphertext; never plaintext)
+    QDateTime sentTime;  // when the broker received it, UTC
+    QStringList queues;  // never empty: unroutable publishes are not stored
+};
+
+enum class PublishOutcome {
+    Stored,    // committed: metadata, envelope and one entry per queue
+    Duplicate, // message_id already known to the database: nothing written for it
+    Failed,    // the transaction failed: nothing written; `error` says why
+};
+
+struct PublishResult
+{
+    PublishOutcome outcome = PublishOutcome::Failed;
+    QString error;
+};
+
+// A message waiting in a queue (not yet acknowledged), as reloaded at start-up.
+struct QueueEntry
+{
+    QString queue;
+    QByteArray messageId;
+    QString sender;
+    QString exchange;
+    QString routingKey;
+    QByteArray envelope;
+    QDateTime sentTime;
+    bool redelivered = false; // it had been delivered before the restart but never acknowledged
+};
+
+struct RecoveredState
+{
+    QList<ExchangeRecord> exchanges;
+    QList<QueueRecord> queues;
+    QList<BindingRecord> bindings;
+    QList<QueueEntry> entries; // per queue in publish order (queues interleaved is fine)
+};
+
+class Storage final : public QObject
+{
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(Storage)
+
+public:
+    explicit Storage(const Config::Database &settings, const QByteArray &aesKey,
+                     QObject *parent = nullptr);
+    ~Storage() override; // drains pending batched writes, then stops the worker
+
+    // Start-up only, blocking: connect (retrying as configured), apply migrations, load state.
+    Result<RecoveredState> openAndRecover();
+
+    using StatusCallback = std::function<void(Status)>;
+
+    // Group commit. `done` gets one result per record, in order.
+    void publish(QList<MessageRecord> records,
+                 std::function<void(QList<PublishResult>)> done);
+
+    void saveExchange(const ExchangeRecord &exchange, StatusCallback done);
+    void saveQueue(const QueueRecord &queue, StatusCallback done);
+    void saveBinding(const BindingRecord &binding, StatusCallback done);
+    void deleteQueue(const QString &queue, StatusCallback done); // its entries and bindings too
+    void purgeQueue(const QString &queue, StatusCallback done);  // its entries only
+
+    // Batched, fire-and-forget (flushed every 500 ms or 50 items, and on shutdown).
+    void markDelivered(const QString &queue, const QByteArray &messageId);
+    void markAcknowledged(const QString &queue, const QByteArray &messageId); // removes entry
+    void markEvicted(const QString &queue, const QByteArray &messageId);      // removes entry
+
+    // The key directory. Keys are stored AES-256-GCM encrypted with the configured key.
+    void savePublicKey(const QString &clientId, const QByteArray &publicKeyBase64,
+                       StatusCallback done);
+    void loadPublicKey(const QString &clientId,
+                       std::function<void(Result<std::optional<QByteArray>>)> done);
+
+    // False while the database is unreachable; publishes then fail fast with
+    // "storage unavailable" instead of queueing without bound.
+    bool isAvailable() const;
+
+    // --- Additions to the original contract ---
+
+    // Group-commit bounds: a batch takes whatever waits, up to this many records or bytes of
+    // envelope; the rest waits for the next one.
+    static constexpr int MaxBatchRecords = 1024;
+    static constexpr qint64 MaxBatchBytes = 8 << 20;
+    // Delivery updates are written every UpdateFlushIntervalMs or at UpdateFlushItems.
+    static constexpr int UpdateFlushIntervalMs = 500;
+    static constexpr int UpdateFlushItems = 50;
+
+    // Metadata of messages that left every queue is kept this long (for audit and duplicate
+    // detection), then purged by an hourly background job. Default 7; 0 purges at the next run.
+    void setRetentionDays(int days);
+
+    // Hands the buffered delivery updates to the worker now rather than at the next tick, e.g.
+    // on graceful shutdown (the destructor does it too).
+    void flushDeliveryUpdates();
+
+    // Runs the retention purge now; `done` gets the number of metadata rows removed.
+    void purgeExpiredMetadata(std::function<void(Result<qint64>)> done);
+
+    // For metrics and tests; all counters since construction.
+    struct Stats
+    {
+        quint64 publishBatches = 0;   // publish transactions sent to the worker
+        quint64 publishRecords = 0;   // records in those transactions
+        quint64 storedRecords = 0;
+        quint64 duplicateRecords = 0;
+        quint64 failedRecords = 0;    // including those refused while unavailable
+        int lastBatchRecords = 0;
+        int maxBatchRecords = 0;
+        double lastCommitMs = 0;      // worker time from receiving a batch to its outcome
+        double maxCommitMs = 0;
+        double totalCommitMs = 0;
+        quint64 updateFlushes = 0;    // delivery-update batches handed to the worker
+        quint64 updateItems = 0;
+        quint64 outages = 0;          // times availability went from true to false
+    };
+    Stats stats() const { return m_stats; }
+
+Q_SIGNALS:
+    void availabilityChanged(bool available);
+
+private:
+    struct Pending; // publishes waiting for a batch, jobs held behind them, buffered updates
+
+    void schedulePublishDispatch();
+    void dispatchPublishes();
+    void failWaitingPublishes(const QString &error);
+    void runOrdered(std::function<Status(SqlSession &)> job, StatusCallback done);
+    void enqueueOrdered(std::function<void()> post);
+    void releaseOrdered();
+    void queueUpdate(int kind, const QString &queue, const QByteArray &messageId);
+    void setAvailable(bool available);
+    template <typename T>
+    std::function<void(T)> onOwnThread(std::function<void(T)> done);
+
+    QThread *m_thread;
+    StorageWorker *m_worker;
+    QTimer *m_updateTimer;
+    std::unique_ptr<Pending> m_pending;
+    Stats m_stats;
+    bool m_opened = false;
+    bool m_available = false;
+    bool m_batchInFlight = false;
+    bool m_dispatchScheduled = false;
+};
+
+} // namespace cmq::storage

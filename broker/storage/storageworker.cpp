@@ -1,0 +1,489 @@
+#include "storageworker.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QRandomGenerator>
+#include <QSqlError>
+#include <QSqlQuery>
+#include <QThread>
+#include <QTimer>
+
+#include "keystore.h"
+#include "migrations.h"
+#include "recovery.h"
+#include "storagelog.h"
+
+namespace cmq::storage {
+
+namespace {
+
+constexpr int FirstBackoffMs = 100;
+constexpr int MaxBackoffMs = 5000;
+constexpr int MaxUpdatesPerTransaction = 500;
+constexpr int PurgeChunk = 10000;
+constexpr int FirstPurgeDelayMs = 60 * 1000;
+constexpr int PurgeIntervalMs = 60 * 60 * 1000;
+
+QString unavailableError()
+{
+    return QStringLiteral("storage unavailable");
+}
+
+QString oneLine(QString text)
+{
+    return text.simplified();
+}
+
+} // namespace
+
+StorageWorker::StorageWorker(const Config::Database &settings, const QByteArray &aesKey,
+                             const QString &connectionName, QObject *parent)
+    : QObject(parent),
+      m_settings(settings),
+      m_aesKey(aesKey),
+      m_connectionName(connectionName),
+      m_postgres(settings.driver == u"postgresql"),
+      m_reconnectTimer(new QTimer(this)),
+      m_purgeTimer(new QTimer(this))
+{
+    m_reconnectTimer->setSingleShot(true);
+    connect(m_reconnectTimer, &QTimer::timeout, this, &StorageWorker::tryReconnect);
+    m_purgeTimer->setSingleShot(true);
+    connect(m_purgeTimer, &QTimer::timeout, this, [this] {
+        m_purgeTimer->start(PurgeIntervalMs);
+        purgeExpired({});
+    });
+}
+
+StorageWorker::~StorageWorker()
+{
+    closeConnection();
+}
+
+void StorageWorker::setAvailabilityHandler(std::function<void(bool)> handler)
+{
+    m_onAvailability = std::move(handler);
+}
+
+void StorageWorker::setRetentionDays(int days)
+{
+    m_retentionDays = qMax(0, days);
+}
+
+Result<RecoveredState> StorageWorker::openAndRecover()
+{
+    using R = Result<RecoveredState>;
+    if (m_settings.driver != u"postgresql" && m_settings.driver != u"sqlite") {
+        return R::failure(QStringLiteral("unknown database.driver '%1' (expected postgresql or "
+                                         "sqlite)")
+                              .arg(m_settings.driver));
+    }
+    const int attempts = qMax(1, m_settings.connectAttempts);
+    QString error;
+    for (int attempt = 1;; ++attempt) {
+        if (openConnection(&error))
+            break;
+        qCWarning(lcStorage, "database connection attempt %d of %d failed: %s", attempt, attempts,
+                  qUtf8Printable(error));
+        if (attempt >= attempts)
+            return R::failure(error);
+        // Start-up only: nothing else is waiting on this thread yet.
+        QThread::msleep(qMax(0, m_settings.connectRetryDelayMs));
+    }
+
+    if (Status st = migrate(m_session); !st) {
+        closeConnection();
+        return R::failure(st.error());
+    }
+    Result<RecoveredState> state = loadState(m_session);
+    if (!state) {
+        closeConnection();
+        return state;
+    }
+    m_opened = true;
+    m_available = true;
+    m_purgeTimer->start(FirstPurgeDelayMs);
+    return state;
+}
+
+bool StorageWorker::openConnection(QString *error)
+{
+    const QString driver = m_postgres ? QStringLiteral("QPSQL") : QStringLiteral("QSQLITE");
+    const QString where = m_postgres
+        ? QStringLiteral("cannot connect to PostgreSQL at %1:%2 as %3")
+              .arg(m_settings.host)
+              .arg(m_settings.port)
+              .arg(m_settings.user)
+        : QStringLiteral("cannot open SQLite database at %1").arg(m_settings.path);
+    if (!QSqlDatabase::isDriverAvailable(driver)) {
+        *error = where + QStringLiteral(": the Qt SQL driver %1 is not installed").arg(driver);
+        return false;
+    }
+
+    QSqlDatabase db = QSqlDatabase::contains(m_connectionName)
+        ? QSqlDatabase::database(m_connectionName, false)
+        : QSqlDatabase::addDatabase(driver, m_connectionName);
+    if (m_postgres) {
+        db.setHostName(m_settings.host);
+        db.setPort(m_settings.port);
+        db.setUserName(m_settings.user);
+        db.setPassword(m_settings.password);
+        db.setDatabaseName(m_settings.dbname);
+        // Bounded connects, and keepalives so a vanished server host is noticed by a blocked
+        // statement instead of hanging the worker for the kernel's default hours.
+        db.setConnectOptions(QStringLiteral(
+            "connect_timeout=5;keepalives=1;keepalives_idle=10;keepalives_interval=3;"
+            "keepalives_count=3;application_name=ciphermq-broker"));
+    } else {
+        const QFileInfo file(m_settings.path);
+        if (!QDir().mkpath(file.absolutePath())) {
+            *error = where + QStringLiteral(": cannot create directory %1").arg(file.absolutePath());
+            return false;
+        }
+        db.setDatabaseName(file.absoluteFilePath());
+    }
+    if (!db.open()) {
+        *error = where + QStringLiteral(": ") + oneLine(SqlSession::errorText(db.lastError()));
+        db.close();
+        return false;
+    }
+    m_session = SqlSession(db, m_postgres);
+
+    QStringList setup;
+    if (m_postgres) {
+        // An ACK means durable: never let a server or role default relax it for this session.
+        setup << QStringLiteral("SET synchronous_commit TO on");
+    } else {
+        // WAL + FULL: a committed batch is on disk before the publisher hears ACK.
+        setup << QStringLiteral("PRAGMA journal_mode=WAL") << QStringLiteral("PRAGMA synchronous=FULL")
+              << QStringLiteral("PRAGMA foreign_keys=ON") << QStringLiteral("PRAGMA busy_timeout=5000");
+    }
+    for (const QString &sql : setup) {
+        QSqlQuery query = m_session.newQuery();
+        Status st = m_session.run(query, sql);
+        if (st && sql.contains(u"journal_mode") && (!query.next()
+                                                    || query.value(0).toString() != u"wal"))
+            st = failure(QStringLiteral("cannot switch to WAL journal mode"));
+        if (st)
+            st = m_session.finish(query);
+        if (!st) {
+            *error = where + QStringLiteral(": ") + st.error();
+            query = QSqlQuery();
+            m_session.database().close();
+            m_session = SqlSession();
+            return false;
+        }
+    }
+
+    if (m_postgres) {
+        QSqlQuery query = m_session.newQuery();
+        if (m_session.run(query, QStringLiteral("SELECT pg_backend_pid(), backend_start::text "
+                                                "FROM pg_stat_activity "
+                                                "WHERE pid = pg_backend_pid()"))
+            && query.next()) {
+            m_backend = {query.value(0).toInt(), query.value(1).toString()};
+        }
+        (void)m_session.finish(query);
+    }
+    return true;
+}
+
+void StorageWorker::closeConnection()
+{
+    const bool had = m_session.database().isValid();
+    if (had)
+        m_session.database().close();
+    // Every handle must be gone before removeDatabase(), or Qt warns that it is still in use.
+    m_session = SqlSession();
+    if (had || QSqlDatabase::contains(m_connectionName))
+        QSqlDatabase::removeDatabase(m_connectionName);
+}
+
+bool StorageWorker::connectionAlive()
+{
+    if (!m_postgres)
+        return true; // SQLite errors are about the statement or the file, not a link
+    // QPSQL's isOpen() is libpq's PQstatus(): it turns bad once a statement hit a dead socket.
+    if (!m_session.database().isOpen())
+        return false;
+    return bool(m_session.exec(QStringLiteral("SELECT 1")));
+}
+
+bool StorageWorker::reconnect()
+{
+    if (m_postgres && m_backend.pid != 0)
+        m_lostBackend = m_backend;
+    m_backend = {};
+    m_session.database().close();
+    QString error;
+    if (!openConnection(&error)) {
+        qCWarning(lcStorage).noquote() << "reconnect failed:" << error;
+        return false;
+    }
+    qCInfo(lcStorage, "reconnected to the database");
+    return true;
+}
+
+void StorageWorker::markUnavailable(const QString &reason)
+{
+    if (m_available) {
+        m_available = false;
+        qCWarning(lcStorage).noquote() << "database unavailable:" << reason;
+        if (m_onAvailability)
+            m_onAvailability(false);
+    }
+    scheduleReconnect();
+}
+
+void StorageWorker::scheduleReconnect()
+{
+    if (m_shuttingDown)
+        return;
+    m_backoffMs = m_backoffMs == 0 ? FirstBackoffMs : qMin(m_backoffMs * 2, MaxBackoffMs);
+    m_reconnectTimer->start(m_backoffMs);
+}
+
+void StorageWorker::tryReconnect()
+{
+    if (m_available || m_shuttingDown)
+        return;
+    if (!reconnect() || (m_inDoubt && !settleInDoubt())) {
+        scheduleReconnect();
+        return;
+    }
+    m_backoffMs = 0;
+    m_available = true;
+    qCInfo(lcStorage, "database available again");
+    if (m_onAvailability)
+        m_onAvailability(true);
+    flushPendingUpdates();
+}
+
+// The old server process might still be running the statement that lost its client (a network
+// partition rather than a restart); end it first, so it cannot commit after we have looked.
+void StorageWorker::terminateLostBackend()
+{
+    if (!m_lostBackend)
+        return;
+    const BackendIdentity lost = *m_lostBackend;
+    m_lostBackend.reset();
+    const Status st = m_session.exec(
+        QStringLiteral("SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity "
+                       "WHERE pid = %1 AND backend_start::text = %2")
+            .arg(lost.pid)
+            .arg(m_session.text(lost.started)));
+    if (!st)
+        qCWarning(lcStorage).noquote() << "cannot end the old server process:" << st.error();
+}
+
+// After reconnecting with a batch whose commit was never confirmed: its rows carry its token,
+// so they say whether it committed, and which of its records were new.
+bool StorageWorker::settleInDoubt()
+{
+    terminateLostBackend();
+    InDoubtBatch &batch = *m_inDoubt;
+    const Result<InDoubtResolution> resolved = resolveInDoubt(m_session, batch.plan, batch.token);
+    if (!resolved) {
+        if (!connectionAlive())
+            return false;
+        qCWarning(lcStorage).noquote() << "cannot settle an unconfirmed batch:" << resolved.error();
+    }
+    if (resolved && !resolved->inserted.isEmpty()) {
+        completePlan(batch.plan, resolved->inserted);
+    } else {
+        for (qsizetype index : batch.plan.candidates) {
+            const bool exists = resolved && resolved->existing.contains(batch.plan.ids[index]);
+            batch.plan.results[index] = exists ? PublishResult{PublishOutcome::Duplicate, {}}
+                                               : PublishResult{PublishOutcome::Failed,
+                                                               unavailableError()};
+        }
+    }
+    qCInfo(lcStorage, "settled a batch of %lld records whose commit was unconfirmed",
+           qint64(batch.plan.results.size()));
+    const Reply<BatchReport> reply = std::move(batch.reply);
+    const BatchReport report{batch.plan.results, batch.timer.nsecsElapsed() / 1e6};
+    m_inDoubt.reset();
+    reply(report);
+    return true;
+}
+
+template <typename Job>
+auto StorageWorker::runJob(Job &&job, bool *lost) -> decltype(job(std::declval<SqlSession &>()))
+{
+    using R = decltype(job(m_session));
+    if (lost)
+        *lost = false;
+    if (!m_available || !m_opened) {
+        if (lost)
+            *lost = true;
+        return R::failure(m_opened ? unavailableError() : QStringLiteral("storage not open"));
+    }
+    R result = job(m_session);
+    if (result.ok() || connectionAlive())
+        return result;
+    // The seed also reconnects once before giving up; the jobs are idempotent, so running one
+    // again on the new connection is safe.
+    qCWarning(lcStorage).noquote() << "lost the database connection:" << result.error();
+    if (reconnect()) {
+        result = job(m_session);
+        if (result.ok() || connectionAlive())
+            return result;
+    }
+    markUnavailable(result.error());
+    if (lost)
+        *lost = true;
+    return R::failure(unavailableError());
+}
+
+qint64 StorageWorker::newCommitToken()
+{
+    qint64 token = 0;
+    while (token == 0)
+        token = qint64(QRandomGenerator::system()->generate64() >> 1);
+    return token;
+}
+
+void StorageWorker::publish(const QList<MessageRecord> &records, Reply<BatchReport> reply)
+{
+    QElapsedTimer timer;
+    timer.start();
+    PublishPlan plan = planPublish(records);
+    auto failAll = [&](const QString &error) {
+        for (qsizetype index : plan.candidates)
+            plan.results[index] = {PublishOutcome::Failed, error};
+    };
+    if (!m_available || !m_opened) {
+        failAll(m_opened ? unavailableError() : QStringLiteral("storage not open"));
+        reply({plan.results, timer.nsecsElapsed() / 1e6});
+        return;
+    }
+
+    qint64 token = newCommitToken();
+    for (int attempt = 0;; ++attempt) {
+        const Result<QSet<QString>> written = writePublishBatch(m_session, records, plan, token);
+        if (written) {
+            completePlan(plan, written.value());
+            break;
+        }
+        if (connectionAlive()) {
+            failAll(written.error());
+            break;
+        }
+        // Committed or not? Only the database can say, once we can reach it again.
+        qCWarning(lcStorage).noquote() << "lost the database connection during a publish batch:"
+                                       << written.error();
+        if (attempt == 0 && reconnect()) {
+            terminateLostBackend();
+            const Result<InDoubtResolution> resolved = resolveInDoubt(m_session, plan, token);
+            if (resolved && !resolved->inserted.isEmpty()) {
+                completePlan(plan, resolved->inserted);
+                break;
+            }
+            if (resolved) {
+                token = newCommitToken(); // it never committed: write it again
+                continue;
+            }
+        }
+        m_inDoubt = InDoubtBatch{std::move(plan), token, std::move(reply), timer};
+        markUnavailable(written.error());
+        return;
+    }
+    reply({plan.results, timer.nsecsElapsed() / 1e6});
+}
+
+void StorageWorker::run(const std::function<Status(SqlSession &)> &job, Reply<Status> reply)
+{
+    const Status st = runJob(job);
+    if (reply)
+        reply(st);
+}
+
+void StorageWorker::savePublicKey(const QString &clientId, const QByteArray &publicKey,
+                                  Reply<Status> reply)
+{
+    reply(runJob([&](SqlSession &s) {
+        return cmq::storage::savePublicKey(s, m_aesKey, clientId, publicKey);
+    }));
+}
+
+void StorageWorker::loadPublicKey(const QString &clientId,
+                                  Reply<Result<std::optional<QByteArray>>> reply)
+{
+    reply(runJob([&](SqlSession &s) { return cmq::storage::loadPublicKey(s, m_aesKey, clientId); }));
+}
+
+void StorageWorker::applyUpdates(const QList<DeliveryUpdate> &updates)
+{
+    m_pendingUpdates += updates;
+    flushPendingUpdates();
+}
+
+void StorageWorker::flushPendingUpdates()
+{
+    while (m_available && m_opened && !m_pendingUpdates.isEmpty()) {
+        const qsizetype count = qMin<qsizetype>(m_pendingUpdates.size(), MaxUpdatesPerTransaction);
+        const QList<DeliveryUpdate> chunk = m_pendingUpdates.first(count);
+        bool lost = false;
+        const Status st =
+            runJob([&](SqlSession &s) { return applyDeliveryUpdates(s, chunk); }, &lost);
+        if (lost)
+            return; // kept, and written once the database is back
+        if (!st) {
+            // Not a connection problem: the same statement would fail again.
+            qCWarning(lcStorage).noquote()
+                << "dropping" << count << "delivery updates:" << st.error();
+        }
+        m_pendingUpdates.remove(0, count);
+    }
+}
+
+void StorageWorker::purgeExpired(Reply<Result<qint64>> reply)
+{
+    const QDateTime cutoff = QDateTime::currentDateTimeUtc().addDays(-m_retentionDays);
+    purgeStep(cutoff, 0, std::move(reply));
+}
+
+void StorageWorker::purgeStep(const QDateTime &cutoff, qint64 removedSoFar,
+                              Reply<Result<qint64>> reply)
+{
+    if (m_shuttingDown)
+        return;
+    const Result<qint64> removed =
+        runJob([&](SqlSession &s) { return purgeExpiredMetadata(s, cutoff, PurgeChunk); });
+    if (!removed) {
+        qCWarning(lcStorage).noquote() << "metadata purge failed:" << removed.error();
+        if (reply)
+            reply(removed);
+        return;
+    }
+    const qint64 total = removedSoFar + removed.value();
+    if (removed.value() >= PurgeChunk) {
+        // Let queued publishes run between chunks.
+        QTimer::singleShot(0, this, [this, cutoff, total, reply = std::move(reply)] {
+            purgeStep(cutoff, total, reply);
+        });
+        return;
+    }
+    if (total > 0)
+        qCInfo(lcStorage, "purged metadata of %lld finished messages", total);
+    if (reply)
+        reply(total);
+}
+
+void StorageWorker::shutdown()
+{
+    m_shuttingDown = true;
+    m_reconnectTimer->stop();
+    m_purgeTimer->stop();
+    flushPendingUpdates();
+    if (!m_pendingUpdates.isEmpty()) {
+        qCWarning(lcStorage, "%lld delivery updates could not be written before shutdown; those "
+                             "messages will be delivered again after a restart",
+                  qint64(m_pendingUpdates.size()));
+    }
+    if (m_inDoubt)
+        qCWarning(lcStorage, "shutting down with an unconfirmed publish batch");
+    closeConnection();
+}
+
+} // namespace cmq::storage

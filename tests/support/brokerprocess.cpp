@@ -1,0 +1,145 @@
+#include "brokerprocess.h"
+
+#include <QDeadlineTimer>
+#include <QFile>
+#include <QTextStream>
+
+#include "testenv.h"
+
+namespace cmq::test {
+
+static QString quoted(const QString &text)
+{
+    QString escaped = text;
+    escaped.replace(u'\\', QStringLiteral("\\\\")).replace(u'"', QStringLiteral("\\\""));
+    return u'"' + escaped + u'"';
+}
+
+BrokerProcess::BrokerProcess()
+{
+    m_port = freePort();
+    m_process.setProcessChannelMode(QProcess::MergedChannels);
+    set("server.address", quoted(QStringLiteral("127.0.0.1:%1").arg(m_port)));
+    set("server.connection_type", quoted("tls"));
+    set("tls.cert_path", quoted(certFile("server.crt")));
+    set("tls.key_path", quoted(certFile("server.key")));
+    set("tls.ca_cert_path", quoted(certFile("ca.crt")));
+    set("logging.level", quoted("info"));
+    set("logging.info_file_path", quoted(m_dir.filePath("logs/info.log")));
+    set("logging.debug_file_path", quoted(m_dir.filePath("logs/debug.log")));
+    set("logging.error_file_path", quoted(m_dir.filePath("logs/error.log")));
+    set("database.driver", quoted("sqlite"));
+    set("database.path", quoted(m_dir.filePath("data/ciphermq.db")));
+    set("encryption.algorithm", quoted("x25519_chacha20_poly1305"));
+    set("encryption.aes_key", quoted("MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="));
+    set("rate_limit.enabled", "false");
+    set("acl.sender_cns",
+        R"(["publisher-svc-1", "sender_1", "both-svc", "svc-a", "svc-b", "svc-c", "expired-client", "revoked-client"])");
+    set("acl.receiver_cns",
+        R"(["worker-svc-1", "receiver_1", "receiver_2", "both-svc", "svc-a", "svc-b", "svc-c"])");
+    set("acl.admin_cns", R"(["ops-admin", "ops-admin-2"])");
+}
+
+BrokerProcess::~BrokerProcess()
+{
+    if (isRunning())
+        kill();
+}
+
+void BrokerProcess::set(const QString &dottedKey, const QString &tomlValue)
+{
+    const qsizetype dot = dottedKey.indexOf(u'.');
+    m_settings[dottedKey.left(dot)][dottedKey.mid(dot + 1)] = tomlValue;
+}
+
+void BrokerProcess::usePostgres(const QString &databaseName)
+{
+    const QByteArray dir = qgetenv("CMQ_TEST_POSTGRES");
+    QFile file(QString::fromLocal8Bit(dir) + QStringLiteral("/connection"));
+    if (!file.open(QIODevice::ReadOnly))
+        qFatal("no PostgreSQL fixture: %s", qPrintable(file.fileName()));
+    // "host=127.0.0.1 port=N user=postgres dbname=postgres"
+    const QList<QByteArray> parts = file.readAll().trimmed().split(' ');
+    for (const QByteArray &part : parts) {
+        const QList<QByteArray> kv = part.split('=');
+        if (kv.size() != 2)
+            continue;
+        if (kv[0] == "host")
+            set("database.host", quoted(QString::fromUtf8(kv[1])));
+        else if (kv[0] == "port")
+            set("database.port", QString::fromUtf8(kv[1]));
+        else if (kv[0] == "user")
+            set("database.user", quoted(QString::fromUtf8(kv[1])));
+    }
+    set("database.driver", quoted("postgresql"));
+    set("database.dbname", quoted(databaseName));
+    set("database.password", quoted(""));
+}
+
+QString BrokerProcess::configText() const
+{
+    QString text;
+    QTextStream out(&text);
+    for (auto section = m_settings.cbegin(); section != m_settings.cend(); ++section) {
+        out << '[' << section.key() << "]\n";
+        for (auto key = section->cbegin(); key != section->cend(); ++key)
+            out << key.key() << " = " << key.value() << '\n';
+        out << '\n';
+    }
+    return text;
+}
+
+QString BrokerProcess::writeConfig() const
+{
+    const QString path = m_dir.filePath(QStringLiteral("config.toml"));
+    QFile file(path);
+    if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate))
+        qFatal("cannot write %s", qPrintable(path));
+    file.write(configText().toUtf8());
+    return path;
+}
+
+bool BrokerProcess::start(int timeoutMs)
+{
+    m_output.clear();
+    m_process.start(QStringLiteral(CMQ_BROKER_BIN), {QStringLiteral("--config"), writeConfig()});
+    if (!m_process.waitForStarted(timeoutMs))
+        return false;
+    QDeadlineTimer deadline(timeoutMs);
+    while (!deadline.hasExpired()) {
+        if (output().contains(" ready on "))
+            return true;
+        if (m_process.state() == QProcess::NotRunning)
+            return false;
+        m_process.waitForReadyRead(int(qMin<qint64>(deadline.remainingTime(), 500)));
+    }
+    return false;
+}
+
+bool BrokerProcess::terminate(int timeoutMs)
+{
+    m_process.terminate();
+    const bool exited = m_process.waitForFinished(timeoutMs);
+    output();
+    return exited;
+}
+
+void BrokerProcess::kill()
+{
+    m_process.kill();
+    m_process.waitForFinished(30000);
+    output();
+}
+
+bool BrokerProcess::isRunning() const
+{
+    return m_process.state() != QProcess::NotRunning;
+}
+
+QByteArray BrokerProcess::output()
+{
+    m_output += m_process.readAll();
+    return m_output;
+}
+
+} // namespace cmq::test

@@ -1,0 +1,47 @@
+#pragma once
+// A real ciphermq-broker process for integration tests: its own config file (built from
+// defaults that point at the test certificates, plus per-test overrides), its own data
+// directory and a free port. Waits for the "ready" line; kills the process on destruction.
+
+#include <QMap>
+#include <QProcess>
+#include <QString>
+#include <QTemporaryDir>
+
+namespace cmq::test {
+
+class BrokerProcess
+{
+public:
+    BrokerProcess();
+    ~BrokerProcess();
+
+    // Override one config value: set("performance.max_queue_size", "5"),
+    // set("acl.sender_cns", R"(["a", "b"])"). The value is TOML text.
+    void set(const QString &dottedKey, const QString &tomlValue);
+    // Use a PostgreSQL database (a fresh one is created per call) instead of SQLite.
+    void usePostgres(const QString &databaseName);
+
+    QString configText() const;
+    QString writeConfig() const; // returns its path
+
+    bool start(int timeoutMs = 60000);
+    bool terminate(int timeoutMs = 30000); // SIGTERM, waits for exit
+    void kill();                           // SIGKILL, waits for exit
+    bool isRunning() const;
+
+    quint16 port() const { return m_port; }
+    QString dataDir() const { return m_dir.path(); }
+    QByteArray output(); // everything it printed so far (stdout and stderr)
+    int exitCode() const { return m_process.exitCode(); }
+    QProcess::ExitStatus exitStatus() const { return m_process.exitStatus(); }
+
+private:
+    QTemporaryDir m_dir;
+    quint16 m_port = 0;
+    QMap<QString, QMap<QString, QString>> m_settings; // section → key → TOML value
+    QProcess m_process;
+    QByteArray m_output;
+};
+
+} // namespace cmq::test
