@@ -53,6 +53,14 @@ Status Broker::start()
     if (!tls)
         return failure(tls.error());
     m_listener.setSslConfiguration(tls.value());
+    if (!m_config.tls.crlPath.isEmpty()) {
+        // Qt 6.4 has no CRL hook in the handshake, so revocation is checked right after it.
+        Result<QList<QByteArray>> revoked =
+            tls::loadRevokedSerials(m_config.tls.crlPath, tls->caCertificates());
+        if (!revoked)
+            return failure(revoked.error());
+        m_revokedSerials = std::move(revoked).value();
+    }
     m_listener.setHandshakeTimeout(m_config.server.handshakeTimeoutMs);
     connect(&m_listener, &QSslServer::pendingConnectionAvailable, this, &Broker::onClientReady);
     connect(&m_listener, &QSslServer::sslErrors, this,
@@ -109,6 +117,8 @@ void Broker::admit(QSslSocket *socket)
         return refuse("Server shutting down");
     if (cn.isEmpty())
         return refuse("Unauthorized: the client certificate has no Common Name");
+    if (tls::isRevoked(certificate, m_revokedSerials))
+        return refuse("Unauthorized: the client certificate has been revoked");
     const Roles roles = m_acl.rolesFor(cn);
     if (!roles)
         return refuse("Unauthorized: certificate CN '" + cn.toUtf8() + "' has no role");

@@ -54,6 +54,7 @@ private:
     std::unique_ptr<Services> m_services;
     std::unique_ptr<Dispatcher> m_dispatcher;
     QSslServer m_listener;
+    QList<QByteArray> m_revokedSerials; // from tls.crl_path
     QHash<quint64, Session *> m_sessions;
     quint64 m_nextConnectionId = 1;
     bool m_shuttingDown = false;

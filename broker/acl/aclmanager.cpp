@@ -97,10 +97,12 @@ Status AclManager::mayBindRoutingKey(Roles roles, const QString &cn, const QStri
 {
     if (roles & Role::Admin)
         return success();
-    if ((roles & Role::Receiver) && routingKey.startsWith(cn))
+    // "{cn}" or "{cn}_...": a bare prefix match would let receiver_1 bind receiver_10's keys.
+    if ((roles & Role::Receiver) && (routingKey == cn || routingKey.startsWith(cn + u'_')))
         return success();
-    return failure(QStringLiteral("Permission denied: routing key '%1' must start with %2")
-                       .arg(routingKey, cn));
+    return failure(
+        QStringLiteral("Permission denied: routing key '%1' must be %2 or start with %2_")
+            .arg(routingKey, cn));
 }
 
 } // namespace cmq

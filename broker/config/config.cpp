@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <limits>
+#include <utility>
 
 #include <QFile>
 #include <QFileInfo>

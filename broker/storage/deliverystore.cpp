@@ -8,8 +8,8 @@ namespace {
 
 using Kind = DeliveryUpdate::Kind;
 
-// "(queue, message_id) IN (VALUES ...)" and "WITH v (message_id, event_time) AS (VALUES ...) UPDATE ...
-// FROM v" read the same in PostgreSQL and in SQLite (3.33 and later).
+// "(queue, message_id) IN (VALUES ...)" and "WITH v (message_id, event_time) AS (VALUES ...) UPDATE
+// ... FROM v" read the same in PostgreSQL and in SQLite (3.33 and later).
 struct Lists
 {
     QString pairs; // ('queue', 'id'), ...
@@ -39,16 +39,16 @@ Lists listsFor(const SqlSession &s, const QList<DeliveryUpdate> &updates, Kind k
 
 QString deleteEntries(const Lists &lists)
 {
-    return QStringLiteral("DELETE FROM queue_entries WHERE (queue, message_id) IN (VALUES ")
-        + lists.pairs + u')';
+    return QStringLiteral("DELETE FROM queue_entries WHERE (queue, message_id) IN (VALUES ") +
+           lists.pairs + u')';
 }
 
 // Runs after the entries are deleted (a separate statement, so it sees that delete).
 QString deleteOrphanBodies(const Lists &lists)
 {
-    return QStringLiteral("DELETE FROM message_bodies WHERE message_id IN (") + lists.ids
-        + QStringLiteral(") AND NOT EXISTS (SELECT 1 FROM queue_entries e "
-                         "WHERE e.message_id = message_bodies.message_id)");
+    return QStringLiteral("DELETE FROM message_bodies WHERE message_id IN (") + lists.ids +
+           QStringLiteral(") AND NOT EXISTS (SELECT 1 FROM queue_entries e "
+                          "WHERE e.message_id = message_bodies.message_id)");
 }
 
 } // namespace
@@ -62,32 +62,38 @@ Status applyDeliveryUpdates(SqlSession &session, const QList<DeliveryUpdate> &up
     QStringList statements;
     if (!delivered.isEmpty()) {
         statements << QStringLiteral("UPDATE queue_entries SET delivered = TRUE "
-                                     "WHERE (queue, message_id) IN (VALUES ")
-                + delivered.pairs + u')';
+                                     "WHERE (queue, message_id) IN (VALUES ") +
+                          delivered.pairs + u')';
         // The first delivery wins; a message delivered again after a restart keeps its time.
-        statements << QStringLiteral("WITH v (message_id, event_time) AS (VALUES ") + delivered.times
-                + QStringLiteral(") UPDATE message_metadata SET delivered_time = v.event_time, "
-                                 "status = CASE WHEN status = 'sent' THEN 'delivered' "
-                                 "ELSE status END FROM v "
-                                 "WHERE message_metadata.message_id = v.message_id "
-                                 "AND message_metadata.delivered_time IS NULL");
+        statements << QStringLiteral("WITH v (message_id, event_time) AS (VALUES ") +
+                          delivered.times +
+                          QStringLiteral(
+                              ") UPDATE message_metadata SET delivered_time = v.event_time, "
+                              "status = CASE WHEN status = 'sent' THEN 'delivered' "
+                              "ELSE status END FROM v "
+                              "WHERE message_metadata.message_id = v.message_id "
+                              "AND message_metadata.delivered_time IS NULL");
     }
     if (!acknowledged.isEmpty()) {
         statements << deleteEntries(acknowledged);
-        statements << QStringLiteral("WITH v (message_id, event_time) AS (VALUES ") + acknowledged.times
-                + QStringLiteral(") UPDATE message_metadata SET acknowledged_time = v.event_time, "
-                                 "status = 'acknowledged' FROM v "
-                                 "WHERE message_metadata.message_id = v.message_id");
+        statements << QStringLiteral("WITH v (message_id, event_time) AS (VALUES ") +
+                          acknowledged.times +
+                          QStringLiteral(
+                              ") UPDATE message_metadata SET acknowledged_time = v.event_time, "
+                              "status = 'acknowledged' FROM v "
+                              "WHERE message_metadata.message_id = v.message_id");
         statements << deleteOrphanBodies(acknowledged);
     }
     if (!evicted.isEmpty()) {
         statements << deleteEntries(evicted);
         // An ack from another queue is the stronger fact; do not turn it back into Evicted.
-        statements << QStringLiteral("WITH v (message_id, event_time) AS (VALUES ") + evicted.times
-                + QStringLiteral(") UPDATE message_metadata SET evicted_time = v.event_time, "
-                                 "status = CASE WHEN status = 'acknowledged' THEN status "
-                                 "ELSE 'evicted' END FROM v "
-                                 "WHERE message_metadata.message_id = v.message_id");
+        statements << QStringLiteral("WITH v (message_id, event_time) AS (VALUES ") +
+                          evicted.times +
+                          QStringLiteral(
+                              ") UPDATE message_metadata SET evicted_time = v.event_time, "
+                              "status = CASE WHEN status = 'acknowledged' THEN status "
+                              "ELSE 'evicted' END FROM v "
+                              "WHERE message_metadata.message_id = v.message_id");
         statements << deleteOrphanBodies(evicted);
     }
     return session.execTransaction(statements);
@@ -99,14 +105,14 @@ Result<qint64> purgeExpiredMetadata(SqlSession &session, const QDateTime &cutoff
     // sent_time < cutoff narrows by index first; the last event is never earlier than sending.
     const QString sql =
         QStringLiteral("DELETE FROM message_metadata WHERE message_id IN ("
-                       "SELECT m.message_id FROM message_metadata m WHERE m.sent_time < ")
-        + before
-        + QStringLiteral(" AND COALESCE(m.acknowledged_time, m.evicted_time, m.delivered_time, "
-                         "m.sent_time) < ")
-        + before
-        + QStringLiteral(" AND NOT EXISTS (SELECT 1 FROM queue_entries e "
-                         "WHERE e.message_id = m.message_id) LIMIT ")
-        + QString::number(limit) + u')';
+                       "SELECT m.message_id FROM message_metadata m WHERE m.sent_time <= ") +
+        before +
+        QStringLiteral(" AND COALESCE(m.acknowledged_time, m.evicted_time, m.delivered_time, "
+                       "m.sent_time) <= ") +
+        before +
+        QStringLiteral(" AND NOT EXISTS (SELECT 1 FROM queue_entries e "
+                       "WHERE e.message_id = m.message_id) LIMIT ") +
+        QString::number(limit) + u')';
     QSqlQuery query = session.newQuery();
     if (Status st = session.run(query, sql); !st)
         return Result<qint64>::failure(st.error());

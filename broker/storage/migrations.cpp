@@ -188,10 +188,12 @@ Result<int> currentSchemaVersion(SqlSession &session)
     Status st = session.run(query, QStringLiteral("SELECT COALESCE(MAX(version), 0) "
                                                   "FROM schema_version"));
     if (!st)
-        return Result<int>::failure(QStringLiteral("cannot read schema_version: %1").arg(st.error()));
+        return Result<int>::failure(
+            QStringLiteral("cannot read schema_version: %1").arg(st.error()));
     const int version = query.next() ? query.value(0).toInt() : 0;
     if (st = session.finish(query); !st)
-        return Result<int>::failure(QStringLiteral("cannot read schema_version: %1").arg(st.error()));
+        return Result<int>::failure(
+            QStringLiteral("cannot read schema_version: %1").arg(st.error()));
     return version;
 }
 

@@ -21,8 +21,8 @@ QString invalidReason(const MessageRecord &record)
         return QStringLiteral("empty message id");
     if (record.messageId.contains('\0') || !isValidUtf8(record.messageId))
         return QStringLiteral("message id is not valid UTF-8 text");
-    if (record.sender.contains(nul) || record.exchange.contains(nul)
-        || record.routingKey.contains(nul))
+    if (record.sender.contains(nul) || record.exchange.contains(nul) ||
+        record.routingKey.contains(nul))
         return QStringLiteral("sender, exchange or routing key contains a NUL character");
     if (record.queues.isEmpty())
         return QStringLiteral("unroutable: no target queue");
@@ -59,14 +59,14 @@ QString postgresStatement(SqlSession &s, const QList<MessageRecord> &records,
         if (!first)
             sql += u',';
         first = false;
-        sql += u'(' + id + u',' + s.text(record.sender) + u',' + s.text(record.exchange) + u','
-            + s.text(record.routingKey) + u',' + s.time(record.sentTime) + u','
-            + s.bytes(record.envelope) + u')';
+        sql += u'(' + id + u',' + s.text(record.sender) + u',' + s.text(record.exchange) + u',' +
+               s.text(record.routingKey) + u',' + s.time(record.sentTime) + u',' +
+               s.bytes(record.envelope) + u')';
         for (const QString &queue : plan.queues[index]) {
             if (!targets.isEmpty())
                 targets += u',';
-            targets += u'(' + SqlSession::integer(ordinal++) + u',' + s.text(queue) + u',' + id
-                + u')';
+            targets +=
+                u'(' + SqlSession::integer(ordinal++) + u',' + s.text(queue) + u',' + id + u')';
         }
     }
     sql += QStringLiteral(
@@ -115,11 +115,11 @@ Result<QSet<QString>> writeSqlite(SqlSession &s, const QList<MessageRecord> &rec
         metadata.prepare(QStringLiteral(
             "INSERT INTO message_metadata (message_id, client_id, exchange, routing_key, "
             "sent_time, status, commit_token) VALUES (?, ?, ?, ?, ?, 'sent', ?) "
-            "ON CONFLICT (message_id) DO NOTHING"))
-        && body.prepare(QStringLiteral(
-            "INSERT INTO message_bodies (message_id, envelope) VALUES (?, ?)"))
-        && entry.prepare(QStringLiteral(
-            "INSERT INTO queue_entries (queue, message_id) VALUES (?, ?)"));
+            "ON CONFLICT (message_id) DO NOTHING")) &&
+        body.prepare(
+            QStringLiteral("INSERT INTO message_bodies (message_id, envelope) VALUES (?, ?)")) &&
+        entry.prepare(
+            QStringLiteral("INSERT INTO queue_entries (queue, message_id) VALUES (?, ?)"));
     if (!prepared) {
         for (const QSqlQuery *q : {&metadata, &body, &entry}) {
             if (q->lastError().isValid())
@@ -222,8 +222,8 @@ Result<InDoubtResolution> resolveInDoubt(SqlSession &session, const PublishPlan 
     }
     QSqlQuery query = session.newQuery();
     Status st = session.run(query, QStringLiteral("SELECT message_id, commit_token FROM "
-                                                  "message_metadata WHERE message_id IN (")
-                                       + list + u')');
+                                                  "message_metadata WHERE message_id IN (") +
+                                       list + u')');
     if (!st)
         return R::failure(st.error());
     while (query.next()) {
@@ -243,8 +243,8 @@ void completePlan(PublishPlan &plan, const QSet<QString> &inserted)
 {
     for (qsizetype index : plan.candidates) {
         plan.results[index] = inserted.contains(plan.ids[index])
-            ? PublishResult{PublishOutcome::Stored, {}}
-            : PublishResult{PublishOutcome::Duplicate, {}};
+                                  ? PublishResult{PublishOutcome::Stored, {}}
+                                  : PublishResult{PublishOutcome::Duplicate, {}};
     }
 }
 

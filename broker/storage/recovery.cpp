@@ -9,8 +9,7 @@ namespace cmq::storage {
 
 namespace {
 
-template <typename Row>
-Status forEachRow(SqlSession &session, const QString &sql, Row &&row)
+template <typename Row> Status forEachRow(SqlSession &session, const QString &sql, Row &&row)
 {
     QSqlQuery query = session.newQuery(true);
     if (Status st = session.run(query, sql); !st)
@@ -29,13 +28,12 @@ Result<RecoveredState> loadState(SqlSession &session)
     timer.start();
     RecoveredState state;
 
-    Status st = forEachRow(session,
-                           QStringLiteral("SELECT name, type, creator FROM exchanges ORDER BY name"),
-                           [&](const QSqlQuery &q) {
-                               state.exchanges.append({q.value(0).toString(),
-                                                       q.value(1).toString(),
-                                                       q.value(2).toString()});
-                           });
+    Status st = forEachRow(
+        session, QStringLiteral("SELECT name, type, creator FROM exchanges ORDER BY name"),
+        [&](const QSqlQuery &q) {
+            state.exchanges.append(
+                {q.value(0).toString(), q.value(1).toString(), q.value(2).toString()});
+        });
     if (!st)
         return R::failure(QStringLiteral("cannot load exchanges: %1").arg(st.error()));
 
@@ -53,8 +51,8 @@ Result<RecoveredState> loadState(SqlSession &session)
                     QStringLiteral("SELECT queue, exchange, routing_key FROM bindings "
                                    "ORDER BY queue, exchange, routing_key"),
                     [&](const QSqlQuery &q) {
-                        state.bindings.append({q.value(0).toString(), q.value(1).toString(),
-                                               q.value(2).toString()});
+                        state.bindings.append(
+                            {q.value(0).toString(), q.value(1).toString(), q.value(2).toString()});
                     });
     if (!st)
         return R::failure(QStringLiteral("cannot load bindings: %1").arg(st.error()));
@@ -92,8 +90,9 @@ Result<RecoveredState> loadState(SqlSession &session)
     if (!st)
         return R::failure(QStringLiteral("cannot load queue entries: %1").arg(st.error()));
 
-    qCInfo(lcStorage, "recovered %lld exchanges, %lld queues, %lld bindings and %lld queued "
-                      "messages in %lld ms",
+    qCInfo(lcStorage,
+           "recovered %lld exchanges, %lld queues, %lld bindings and %lld queued "
+           "messages in %lld ms",
            qint64(state.exchanges.size()), qint64(state.queues.size()),
            qint64(state.bindings.size()), qint64(state.entries.size()), timer.elapsed());
     return state;

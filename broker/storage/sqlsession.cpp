@@ -23,7 +23,8 @@ QString SqlSession::bytes(const QByteArray &value) const
 {
     // Hex is unambiguous in both dialects and independent of standard_conforming_strings.
     if (m_postgres)
-        return QStringLiteral("'\\x") + QLatin1StringView(value.toHex()) + QStringLiteral("'::bytea");
+        return QStringLiteral("'\\x") + QLatin1StringView(value.toHex()) +
+               QStringLiteral("'::bytea");
     return QStringLiteral("X'") + QLatin1StringView(value.toHex()) + u'\'';
 }
 

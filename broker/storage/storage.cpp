@@ -65,11 +65,9 @@ struct Storage::Pending
 };
 
 Storage::Storage(const Config::Database &settings, const QByteArray &aesKey, QObject *parent)
-    : QObject(parent),
-      m_thread(new QThread(this)),
+    : QObject(parent), m_thread(new QThread(this)),
       m_worker(new StorageWorker(settings, aesKey, newConnectionName())),
-      m_updateTimer(new QTimer(this)),
-      m_pending(std::make_unique<Pending>())
+      m_updateTimer(new QTimer(this)), m_pending(std::make_unique<Pending>())
 {
     m_worker->setAvailabilityHandler([this](bool available) {
         QMetaObject::invokeMethod(
@@ -127,8 +125,7 @@ bool Storage::isAvailable() const
     return m_opened && m_available;
 }
 
-template <typename T>
-std::function<void(T)> Storage::onOwnThread(std::function<void(T)> done)
+template <typename T> std::function<void(T)> Storage::onOwnThread(std::function<void(T)> done)
 {
     // Called on the worker thread; `this` outlives the worker (see the destructor).
     return [this, done = std::move(done)](T value) {
@@ -144,8 +141,7 @@ std::function<void(T)> Storage::onOwnThread(std::function<void(T)> done)
 
 // --- Publishes: group commit -------------------------------------------------------------
 
-void Storage::publish(QList<MessageRecord> records,
-                      std::function<void(QList<PublishResult>)> done)
+void Storage::publish(QList<MessageRecord> records, std::function<void(QList<PublishResult>)> done)
 {
     auto request = std::make_shared<Pending::Request>();
     request->records = std::move(records);
@@ -206,7 +202,8 @@ void Storage::dispatchPublishes()
         while (m_pending->frontTaken < request->records.size()) {
             MessageRecord &record = request->records[m_pending->frontTaken];
             const qint64 size = record.envelope.size() + 256; // + ids, names, row overhead
-            if (batch.size() >= MaxBatchRecords || (!batch.isEmpty() && bytes + size > MaxBatchBytes)) {
+            if (batch.size() >= MaxBatchRecords ||
+                (!batch.isEmpty() && bytes + size > MaxBatchBytes)) {
                 full = true;
                 break;
             }
@@ -235,13 +232,20 @@ void Storage::dispatchPublishes()
         m_stats.totalCommitMs += report.commitMs;
         std::vector<Pending::RequestPtr> completed;
         for (qsizetype i = 0; i < slots.size(); ++i) {
-            const PublishResult result = i < report.results.size()
-                ? report.results[i]
-                : PublishResult{PublishOutcome::Failed, QStringLiteral("internal error")};
+            const PublishResult result =
+                i < report.results.size()
+                    ? report.results[i]
+                    : PublishResult{PublishOutcome::Failed, QStringLiteral("internal error")};
             switch (result.outcome) {
-            case PublishOutcome::Stored: ++m_stats.storedRecords; break;
-            case PublishOutcome::Duplicate: ++m_stats.duplicateRecords; break;
-            case PublishOutcome::Failed: ++m_stats.failedRecords; break;
+            case PublishOutcome::Stored:
+                ++m_stats.storedRecords;
+                break;
+            case PublishOutcome::Duplicate:
+                ++m_stats.duplicateRecords;
+                break;
+            case PublishOutcome::Failed:
+                ++m_stats.failedRecords;
+                break;
             }
             const Pending::Slot &slot = slots[i];
             slot.request->results[slot.index] = result;
@@ -322,8 +326,8 @@ void Storage::enqueueOrdered(std::function<void()> post)
 
 void Storage::releaseOrdered()
 {
-    while (!m_pending->held.empty()
-           && m_pending->held.front().barrier <= m_pending->recordsReleased) {
+    while (!m_pending->held.empty() &&
+           m_pending->held.front().barrier <= m_pending->recordsReleased) {
         const std::function<void()> post = std::move(m_pending->held.front().post);
         m_pending->held.pop_front();
         post();
@@ -342,11 +346,11 @@ void Storage::runOrdered(std::function<Status(SqlSession &)> job, StatusCallback
             Qt::QueuedConnection);
         return;
     }
-    enqueueOrdered([worker = m_worker, job = std::move(job),
-                    reply = onOwnThread<Status>(std::move(done))] {
-        QMetaObject::invokeMethod(
-            worker, [worker, job, reply] { worker->run(job, reply); }, Qt::QueuedConnection);
-    });
+    enqueueOrdered(
+        [worker = m_worker, job = std::move(job), reply = onOwnThread<Status>(std::move(done))] {
+            QMetaObject::invokeMethod(
+                worker, [worker, job, reply] { worker->run(job, reply); }, Qt::QueuedConnection);
+        });
 }
 
 void Storage::saveExchange(const ExchangeRecord &exchange, StatusCallback done)
@@ -368,14 +372,12 @@ void Storage::saveBinding(const BindingRecord &binding, StatusCallback done)
 
 void Storage::deleteQueue(const QString &queue, StatusCallback done)
 {
-    runOrdered([queue](SqlSession &s) { return storage::deleteQueue(s, queue); },
-               std::move(done));
+    runOrdered([queue](SqlSession &s) { return storage::deleteQueue(s, queue); }, std::move(done));
 }
 
 void Storage::purgeQueue(const QString &queue, StatusCallback done)
 {
-    runOrdered([queue](SqlSession &s) { return storage::purgeQueue(s, queue); },
-               std::move(done));
+    runOrdered([queue](SqlSession &s) { return storage::purgeQueue(s, queue); }, std::move(done));
 }
 
 // --- Delivery updates ------------------------------------------------------------------------
@@ -449,8 +451,7 @@ void Storage::loadPublicKey(const QString &clientId,
         return;
     }
     QMetaObject::invokeMethod(
-        m_worker,
-        [worker = m_worker, clientId, reply] { worker->loadPublicKey(clientId, reply); },
+        m_worker, [worker = m_worker, clientId, reply] { worker->loadPublicKey(clientId, reply); },
         Qt::QueuedConnection);
 }
 
@@ -468,9 +469,11 @@ void Storage::purgeExpiredMetadata(std::function<void(Result<qint64>)> done)
         reply(Result<qint64>::failure(notOpenError()));
         return;
     }
-    QMetaObject::invokeMethod(
-        m_worker, [worker = m_worker, reply] { worker->purgeExpired(reply); },
-        Qt::QueuedConnection);
+    // Ordered, so that it sees the delivery updates handed over before it.
+    enqueueOrdered([worker = m_worker, reply] {
+        QMetaObject::invokeMethod(
+            worker, [worker, reply] { worker->purgeExpired(reply); }, Qt::QueuedConnection);
+    });
 }
 
 } // namespace cmq::storage

@@ -158,19 +158,19 @@ public:
     // For metrics and tests; all counters since construction.
     struct Stats
     {
-        quint64 publishBatches = 0;   // publish transactions sent to the worker
-        quint64 publishRecords = 0;   // records in those transactions
+        quint64 publishBatches = 0; // publish transactions sent to the worker
+        quint64 publishRecords = 0; // records in those transactions
         quint64 storedRecords = 0;
         quint64 duplicateRecords = 0;
-        quint64 failedRecords = 0;    // including those refused while unavailable
+        quint64 failedRecords = 0; // including those refused while unavailable
         int lastBatchRecords = 0;
         int maxBatchRecords = 0;
-        double lastCommitMs = 0;      // worker time from receiving a batch to its outcome
+        double lastCommitMs = 0; // worker time from receiving a batch to its outcome
         double maxCommitMs = 0;
         double totalCommitMs = 0;
-        quint64 updateFlushes = 0;    // delivery-update batches handed to the worker
+        quint64 updateFlushes = 0; // delivery-update batches handed to the worker
         quint64 updateItems = 0;
-        quint64 outages = 0;          // times availability went from true to false
+        quint64 outages = 0; // times availability went from true to false
     };
     Stats stats() const { return m_stats; }
 
@@ -188,8 +188,7 @@ private:
     void releaseOrdered();
     void queueUpdate(int kind, const QString &queue, const QByteArray &messageId);
     void setAvailable(bool available);
-    template <typename T>
-    std::function<void(T)> onOwnThread(std::function<void(T)> done);
+    template <typename T> std::function<void(T)> onOwnThread(std::function<void(T)> done);
 
     QThread *m_thread;
     StorageWorker *m_worker;

@@ -38,12 +38,8 @@ QString oneLine(QString text)
 
 StorageWorker::StorageWorker(const Config::Database &settings, const QByteArray &aesKey,
                              const QString &connectionName, QObject *parent)
-    : QObject(parent),
-      m_settings(settings),
-      m_aesKey(aesKey),
-      m_connectionName(connectionName),
-      m_postgres(settings.driver == u"postgresql"),
-      m_reconnectTimer(new QTimer(this)),
+    : QObject(parent), m_settings(settings), m_aesKey(aesKey), m_connectionName(connectionName),
+      m_postgres(settings.driver == u"postgresql"), m_reconnectTimer(new QTimer(this)),
       m_purgeTimer(new QTimer(this))
 {
     m_reconnectTimer->setSingleShot(true);
@@ -109,20 +105,20 @@ Result<RecoveredState> StorageWorker::openAndRecover()
 bool StorageWorker::openConnection(QString *error)
 {
     const QString driver = m_postgres ? QStringLiteral("QPSQL") : QStringLiteral("QSQLITE");
-    const QString where = m_postgres
-        ? QStringLiteral("cannot connect to PostgreSQL at %1:%2 as %3")
-              .arg(m_settings.host)
-              .arg(m_settings.port)
-              .arg(m_settings.user)
-        : QStringLiteral("cannot open SQLite database at %1").arg(m_settings.path);
+    const QString where =
+        m_postgres ? QStringLiteral("cannot connect to PostgreSQL at %1:%2 as %3")
+                         .arg(m_settings.host)
+                         .arg(m_settings.port)
+                         .arg(m_settings.user)
+                   : QStringLiteral("cannot open SQLite database at %1").arg(m_settings.path);
     if (!QSqlDatabase::isDriverAvailable(driver)) {
         *error = where + QStringLiteral(": the Qt SQL driver %1 is not installed").arg(driver);
         return false;
     }
 
     QSqlDatabase db = QSqlDatabase::contains(m_connectionName)
-        ? QSqlDatabase::database(m_connectionName, false)
-        : QSqlDatabase::addDatabase(driver, m_connectionName);
+                          ? QSqlDatabase::database(m_connectionName, false)
+                          : QSqlDatabase::addDatabase(driver, m_connectionName);
     if (m_postgres) {
         db.setHostName(m_settings.host);
         db.setPort(m_settings.port);
@@ -137,7 +133,8 @@ bool StorageWorker::openConnection(QString *error)
     } else {
         const QFileInfo file(m_settings.path);
         if (!QDir().mkpath(file.absolutePath())) {
-            *error = where + QStringLiteral(": cannot create directory %1").arg(file.absolutePath());
+            *error =
+                where + QStringLiteral(": cannot create directory %1").arg(file.absolutePath());
             return false;
         }
         db.setDatabaseName(file.absoluteFilePath());
@@ -153,16 +150,20 @@ bool StorageWorker::openConnection(QString *error)
     if (m_postgres) {
         // An ACK means durable: never let a server or role default relax it for this session.
         setup << QStringLiteral("SET synchronous_commit TO on");
+        // libpq prints server notices ("already exists, skipping") on stderr otherwise.
+        setup << QStringLiteral("SET client_min_messages TO warning");
     } else {
         // WAL + FULL: a committed batch is on disk before the publisher hears ACK.
-        setup << QStringLiteral("PRAGMA journal_mode=WAL") << QStringLiteral("PRAGMA synchronous=FULL")
-              << QStringLiteral("PRAGMA foreign_keys=ON") << QStringLiteral("PRAGMA busy_timeout=5000");
+        setup << QStringLiteral("PRAGMA journal_mode=WAL")
+              << QStringLiteral("PRAGMA synchronous=FULL")
+              << QStringLiteral("PRAGMA foreign_keys=ON")
+              << QStringLiteral("PRAGMA busy_timeout=5000");
     }
     for (const QString &sql : setup) {
         QSqlQuery query = m_session.newQuery();
         Status st = m_session.run(query, sql);
-        if (st && sql.contains(u"journal_mode") && (!query.next()
-                                                    || query.value(0).toString() != u"wal"))
+        if (st && sql.contains(u"journal_mode") &&
+            (!query.next() || query.value(0).toString() != u"wal"))
             st = failure(QStringLiteral("cannot switch to WAL journal mode"));
         if (st)
             st = m_session.finish(query);
@@ -179,8 +180,8 @@ bool StorageWorker::openConnection(QString *error)
         QSqlQuery query = m_session.newQuery();
         if (m_session.run(query, QStringLiteral("SELECT pg_backend_pid(), backend_start::text "
                                                 "FROM pg_stat_activity "
-                                                "WHERE pid = pg_backend_pid()"))
-            && query.next()) {
+                                                "WHERE pid = pg_backend_pid()")) &&
+            query.next()) {
             m_backend = {query.value(0).toInt(), query.value(1).toString()};
         }
         (void)m_session.finish(query);
@@ -293,9 +294,9 @@ bool StorageWorker::settleInDoubt()
     } else {
         for (qsizetype index : batch.plan.candidates) {
             const bool exists = resolved && resolved->existing.contains(batch.plan.ids[index]);
-            batch.plan.results[index] = exists ? PublishResult{PublishOutcome::Duplicate, {}}
-                                               : PublishResult{PublishOutcome::Failed,
-                                                               unavailableError()};
+            batch.plan.results[index] =
+                exists ? PublishResult{PublishOutcome::Duplicate, {}}
+                       : PublishResult{PublishOutcome::Failed, unavailableError()};
         }
     }
     qCInfo(lcStorage, "settled a batch of %lld records whose commit was unconfirmed",
@@ -370,8 +371,8 @@ void StorageWorker::publish(const QList<MessageRecord> &records, Reply<BatchRepo
             break;
         }
         // Committed or not? Only the database can say, once we can reach it again.
-        qCWarning(lcStorage).noquote() << "lost the database connection during a publish batch:"
-                                       << written.error();
+        qCWarning(lcStorage).noquote()
+            << "lost the database connection during a publish batch:" << written.error();
         if (attempt == 0 && reconnect()) {
             terminateLostBackend();
             const Result<InDoubtResolution> resolved = resolveInDoubt(m_session, plan, token);
@@ -409,7 +410,8 @@ void StorageWorker::savePublicKey(const QString &clientId, const QByteArray &pub
 void StorageWorker::loadPublicKey(const QString &clientId,
                                   Reply<Result<std::optional<QByteArray>>> reply)
 {
-    reply(runJob([&](SqlSession &s) { return cmq::storage::loadPublicKey(s, m_aesKey, clientId); }));
+    reply(
+        runJob([&](SqlSession &s) { return cmq::storage::loadPublicKey(s, m_aesKey, clientId); }));
 }
 
 void StorageWorker::applyUpdates(const QList<DeliveryUpdate> &updates)
@@ -477,8 +479,9 @@ void StorageWorker::shutdown()
     m_purgeTimer->stop();
     flushPendingUpdates();
     if (!m_pendingUpdates.isEmpty()) {
-        qCWarning(lcStorage, "%lld delivery updates could not be written before shutdown; those "
-                             "messages will be delivered again after a restart",
+        qCWarning(lcStorage,
+                  "%lld delivery updates could not be written before shutdown; those "
+                  "messages will be delivered again after a restart",
                   qint64(m_pendingUpdates.size()));
     }
     if (m_inDoubt)

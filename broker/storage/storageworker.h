@@ -26,8 +26,7 @@ class StorageWorker final : public QObject
     Q_DISABLE_COPY_MOVE(StorageWorker)
 
 public:
-    template <typename T>
-    using Reply = std::function<void(T)>;
+    template <typename T> using Reply = std::function<void(T)>;
 
     struct BatchReport
     {
@@ -48,8 +47,7 @@ public:
     void publish(const QList<MessageRecord> &records, Reply<BatchReport> reply);
     void run(const std::function<Status(SqlSession &)> &job, Reply<Status> reply);
     void savePublicKey(const QString &clientId, const QByteArray &publicKey, Reply<Status> reply);
-    void loadPublicKey(const QString &clientId,
-                       Reply<Result<std::optional<QByteArray>>> reply);
+    void loadPublicKey(const QString &clientId, Reply<Result<std::optional<QByteArray>>> reply);
     void applyUpdates(const QList<DeliveryUpdate> &updates);
     void purgeExpired(Reply<Result<qint64>> reply); // reply may be empty
     void shutdown();

@@ -15,11 +15,11 @@ QStringList dropEntries(const SqlSession &s, const QString &queue)
     return {
         // Before the entries go, while they still say which envelopes this queue holds.
         QStringLiteral("DELETE FROM message_bodies WHERE message_id IN "
-                       "(SELECT message_id FROM queue_entries WHERE queue = ")
-            + name
-            + QStringLiteral(") AND NOT EXISTS (SELECT 1 FROM queue_entries e WHERE "
-                             "e.message_id = message_bodies.message_id AND e.queue <> ")
-            + name + u')',
+                       "(SELECT message_id FROM queue_entries WHERE queue = ") +
+            name +
+            QStringLiteral(") AND NOT EXISTS (SELECT 1 FROM queue_entries e WHERE "
+                           "e.message_id = message_bodies.message_id AND e.queue <> ") +
+            name + u')',
         QStringLiteral("DELETE FROM queue_entries WHERE queue = ") + name,
     };
 }
@@ -30,10 +30,9 @@ Status saveExchange(SqlSession &session, const ExchangeRecord &exchange)
 {
     const SqlSession &s = session;
     return session.exec(
-        QStringLiteral("INSERT INTO exchanges (name, type, creator, created_at) VALUES (")
-        + s.text(exchange.name) + u',' + s.text(exchange.type) + u',' + s.text(exchange.creator)
-        + u',' + now(s)
-        + QStringLiteral(") ON CONFLICT (name) DO UPDATE SET type = excluded.type"));
+        QStringLiteral("INSERT INTO exchanges (name, type, creator, created_at) VALUES (") +
+        s.text(exchange.name) + u',' + s.text(exchange.type) + u',' + s.text(exchange.creator) +
+        u',' + now(s) + QStringLiteral(") ON CONFLICT (name) DO UPDATE SET type = excluded.type"));
 }
 
 Status saveQueue(SqlSession &session, const QueueRecord &queue)
@@ -41,20 +40,20 @@ Status saveQueue(SqlSession &session, const QueueRecord &queue)
     const SqlSession &s = session;
     return session.exec(
         QStringLiteral("INSERT INTO queues (name, owner, max_length, overflow, created_at) "
-                       "VALUES (")
-        + s.text(queue.name) + u',' + s.text(queue.owner) + u','
-        + SqlSession::integer(queue.maxLength) + u',' + s.text(queue.overflow) + u',' + now(s)
-        + QStringLiteral(") ON CONFLICT (name) DO UPDATE SET max_length = excluded.max_length, "
-                         "overflow = excluded.overflow"));
+                       "VALUES (") +
+        s.text(queue.name) + u',' + s.text(queue.owner) + u',' +
+        SqlSession::integer(queue.maxLength) + u',' + s.text(queue.overflow) + u',' + now(s) +
+        QStringLiteral(") ON CONFLICT (name) DO UPDATE SET max_length = excluded.max_length, "
+                       "overflow = excluded.overflow"));
 }
 
 Status saveBinding(SqlSession &session, const BindingRecord &binding)
 {
     const SqlSession &s = session;
     return session.exec(
-        QStringLiteral("INSERT INTO bindings (queue, exchange, routing_key) VALUES (")
-        + s.text(binding.queue) + u',' + s.text(binding.exchange) + u','
-        + s.text(binding.routingKey) + QStringLiteral(") ON CONFLICT DO NOTHING"));
+        QStringLiteral("INSERT INTO bindings (queue, exchange, routing_key) VALUES (") +
+        s.text(binding.queue) + u',' + s.text(binding.exchange) + u',' +
+        s.text(binding.routingKey) + QStringLiteral(") ON CONFLICT DO NOTHING"));
 }
 
 Status deleteQueue(SqlSession &session, const QString &queue)

@@ -23,8 +23,7 @@ Q_LOGGING_CATEGORY(lcTls, "ciphermq.tls")
 // read whole.
 constexpr qint64 maxPemFileSize = 1024 * 1024;
 
-template <typename T, auto Free>
-struct OpenSslDeleter
+template <typename T, auto Free> struct OpenSslDeleter
 {
     void operator()(T *p) const { Free(p); }
 };
@@ -40,13 +39,13 @@ Result<QByteArray> readSmallFile(const QString &path, const QString &what)
     QFile file(path);
     if (!file.exists())
         return Result<QByteArray>::failure(
-                QStringLiteral("%1 file %2 does not exist").arg(what, path));
+            QStringLiteral("%1 file %2 does not exist").arg(what, path));
     if (!file.open(QIODevice::ReadOnly))
         return Result<QByteArray>::failure(
-                QStringLiteral("cannot read %1 file %2: %3").arg(what, path, file.errorString()));
+            QStringLiteral("cannot read %1 file %2: %3").arg(what, path, file.errorString()));
     if (file.size() > maxPemFileSize)
         return Result<QByteArray>::failure(
-                QStringLiteral("%1 file %2 is too large to be PEM").arg(what, path));
+            QStringLiteral("%1 file %2 is too large to be PEM").arg(what, path));
     return file.readAll();
 }
 
@@ -86,8 +85,8 @@ ParsedKey parsePrivateKey(const QByteArray &pem)
 {
     ParsedKey parsed;
     const BioPtr bio = memoryBio(pem);
-    parsed.key.reset(PEM_read_bio_PrivateKey(bio.get(), nullptr, refusePassword,
-                                             &parsed.encrypted));
+    parsed.key.reset(
+        PEM_read_bio_PrivateKey(bio.get(), nullptr, refusePassword, &parsed.encrypted));
     return parsed;
 }
 
@@ -157,8 +156,8 @@ Result<Identity> loadIdentity(const TlsFiles &files)
     // connection failing with a backend error that does not name the files.
     if (!keyMatchesCertificate(key.value(), chain->constFirst()))
         return Result<Identity>::failure(
-                QStringLiteral("private key %1 does not belong to certificate %2")
-                        .arg(files.keyPath, files.certPath));
+            QStringLiteral("private key %1 does not belong to certificate %2")
+                .arg(files.keyPath, files.certPath));
 
     const QDateTime now = QDateTime::currentDateTimeUtc();
     const QSslCertificate &leaf = chain->constFirst();
@@ -201,19 +200,19 @@ Result<QSslKey> loadPrivateKey(const QString &path)
     if (parsed.encrypted) {
         ERR_clear_error();
         return Result<QSslKey>::failure(
-                QStringLiteral("private key %1 is encrypted; encrypted keys are not supported "
-                               "(decrypt it with: openssl pkey -in KEY -out PLAIN_KEY)")
-                        .arg(path));
+            QStringLiteral("private key %1 is encrypted; encrypted keys are not supported "
+                           "(decrypt it with: openssl pkey -in KEY -out PLAIN_KEY)")
+                .arg(path));
     }
     if (!parsed.key) {
         const QString detail = takeOpenSslError();
         if (looksLikeCertificate)
             return Result<QSslKey>::failure(
-                    QStringLiteral("%1 holds a certificate, not a private key").arg(path));
+                QStringLiteral("%1 holds a certificate, not a private key").arg(path));
         return Result<QSslKey>::failure(
-                QStringLiteral("%1 holds no PEM private key (expected BEGIN PRIVATE KEY, "
-                               "BEGIN RSA PRIVATE KEY or BEGIN EC PRIVATE KEY): %2")
-                        .arg(path, detail));
+            QStringLiteral("%1 holds no PEM private key (expected BEGIN PRIVATE KEY, "
+                           "BEGIN RSA PRIVATE KEY or BEGIN EC PRIVATE KEY): %2")
+                .arg(path, detail));
     }
 
     QSsl::KeyAlgorithm algorithm;
@@ -226,8 +225,8 @@ Result<QSslKey> loadPrivateKey(const QString &path)
         break;
     default:
         return Result<QSslKey>::failure(
-                QStringLiteral("private key %1 is of type %2; only RSA and EC keys are supported")
-                        .arg(path, QString::fromLatin1(EVP_PKEY_get0_type_name(parsed.key.get()))));
+            QStringLiteral("private key %1 is of type %2; only RSA and EC keys are supported")
+                .arg(path, QString::fromLatin1(EVP_PKEY_get0_type_name(parsed.key.get()))));
     }
 
     // Qt always gets unencrypted PKCS#8, whatever the file held: one input form for the TLS
@@ -238,8 +237,8 @@ Result<QSslKey> loadPrivateKey(const QString &path)
     ERR_clear_error();
     if (key.isNull())
         return Result<QSslKey>::failure(
-                QStringLiteral("the TLS backend (%1) could not load private key %2")
-                        .arg(QSslSocket::activeBackend(), path));
+            QStringLiteral("the TLS backend (%1) could not load private key %2")
+                .arg(QSslSocket::activeBackend(), path));
     return key;
 }
 
@@ -251,11 +250,11 @@ Result<QList<QSslCertificate>> loadCertificates(const QString &path)
     const QList<QSslCertificate> certificates = QSslCertificate::fromData(data.value(), QSsl::Pem);
     if (certificates.isEmpty())
         return Result<QList<QSslCertificate>>::failure(
-                QStringLiteral("%1 holds no PEM certificate").arg(path));
+            QStringLiteral("%1 holds no PEM certificate").arg(path));
     for (const QSslCertificate &certificate : certificates) {
         if (certificate.isNull())
             return Result<QList<QSslCertificate>>::failure(
-                    QStringLiteral("%1 holds a certificate that cannot be parsed").arg(path));
+                QStringLiteral("%1 holds a certificate that cannot be parsed").arg(path));
     }
     return certificates;
 }
@@ -305,14 +304,14 @@ Result<QList<QByteArray>> loadRevokedSerials(const QString &crlPath,
     QList<QByteArray> serials;
     int crlCount = 0;
     bool askedForPassword = false;
-    while (CrlPtr crl{PEM_read_bio_X509_CRL(bio.get(), nullptr, refusePassword,
-                                            &askedForPassword)}) {
+    while (
+        CrlPtr crl{PEM_read_bio_X509_CRL(bio.get(), nullptr, refusePassword, &askedForPassword)}) {
         ++crlCount;
         bool verified = false;
         for (const X509Ptr &issuer : issuerCerts) {
-            if (X509_NAME_cmp(X509_CRL_get_issuer(crl.get()), X509_get_subject_name(issuer.get()))
-                == 0
-                && X509_CRL_verify(crl.get(), X509_get0_pubkey(issuer.get())) == 1) {
+            if (X509_NAME_cmp(X509_CRL_get_issuer(crl.get()),
+                              X509_get_subject_name(issuer.get())) == 0 &&
+                X509_CRL_verify(crl.get(), X509_get0_pubkey(issuer.get())) == 1) {
                 verified = true;
                 break;
             }
@@ -320,7 +319,7 @@ Result<QList<QByteArray>> loadRevokedSerials(const QString &crlPath,
         ERR_clear_error();
         if (!verified)
             return SerialsResult::failure(
-                    QStringLiteral("CRL %1 is not signed by the configured CA").arg(crlPath));
+                QStringLiteral("CRL %1 is not signed by the configured CA").arg(crlPath));
 
         const ASN1_TIME *nextUpdate = X509_CRL_get0_nextUpdate(crl.get());
         if (nextUpdate && X509_cmp_current_time(nextUpdate) < 0)
@@ -328,8 +327,8 @@ Result<QList<QByteArray>> loadRevokedSerials(const QString &crlPath,
 
         const STACK_OF(X509_REVOKED) *revoked = X509_CRL_get_REVOKED(crl.get());
         for (int i = 0; i < sk_X509_REVOKED_num(revoked); ++i)
-            serials.append(serialText(X509_REVOKED_get0_serialNumber(
-                    sk_X509_REVOKED_value(revoked, i))));
+            serials.append(
+                serialText(X509_REVOKED_get0_serialNumber(sk_X509_REVOKED_value(revoked, i))));
     }
     // The loop ends on the read error "no start line" at the end of the data.
     ERR_clear_error();

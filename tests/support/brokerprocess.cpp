@@ -99,10 +99,17 @@ QString BrokerProcess::writeConfig() const
     return path;
 }
 
+QString BrokerProcess::brokerBinary()
+{
+    // CMQ_BROKER_BIN in the environment runs another build of the daemon (e.g. an installed one).
+    const QString fromEnv = qEnvironmentVariable("CMQ_BROKER_BIN");
+    return fromEnv.isEmpty() ? QStringLiteral(CMQ_BROKER_BIN) : fromEnv;
+}
+
 bool BrokerProcess::start(int timeoutMs)
 {
     m_output.clear();
-    m_process.start(QStringLiteral(CMQ_BROKER_BIN), {QStringLiteral("--config"), writeConfig()});
+    m_process.start(brokerBinary(), {QStringLiteral("--config"), writeConfig()});
     if (!m_process.waitForStarted(timeoutMs))
         return false;
     QDeadlineTimer deadline(timeoutMs);

@@ -25,6 +25,7 @@ public:
     QString configText() const;
     QString writeConfig() const; // returns its path
 
+    static QString brokerBinary();
     bool start(int timeoutMs = 60000);
     bool terminate(int timeoutMs = 30000); // SIGTERM, waits for exit
     void kill();                           // SIGKILL, waits for exit

@@ -86,12 +86,16 @@ PostgresServer fixturePostgres(QString *error)
     return parseConnection(QString::fromLocal8Bit(dir), error);
 }
 
+QString postgresScriptPath()
+{
+    return QStringLiteral(CMQ_POSTGRES_SCRIPT);
+}
+
 QString runPostgresScript(const QString &action, const QString &dir)
 {
     QProcess process;
     process.setProcessChannelMode(QProcess::MergedChannels);
-    process.start(QStringLiteral("bash"),
-                  {QStringLiteral(CMQ_POSTGRES_SCRIPT), action, dir});
+    process.start(QStringLiteral("bash"), {postgresScriptPath(), action, dir});
     if (!process.waitForFinished(180 * 1000)) {
         process.kill();
         process.waitForFinished();
@@ -117,8 +121,8 @@ TestDatabase::~TestDatabase()
         QSqlDatabase::removeDatabase(m_connectionName);
     }
     if (m_error.isEmpty()) {
-        const QString error =
-            adminExec(m_server, QStringLiteral("DROP DATABASE IF EXISTS %1 WITH (FORCE)").arg(m_name));
+        const QString error = adminExec(
+            m_server, QStringLiteral("DROP DATABASE IF EXISTS %1 WITH (FORCE)").arg(m_name));
         if (!error.isEmpty())
             qWarning("cannot drop test database %s: %s", qPrintable(m_name), qPrintable(error));
     }

@@ -21,6 +21,9 @@ struct PostgresServer
 // set, when the fixture is missing.
 PostgresServer fixturePostgres(QString *error);
 
+// The path of tests/support/postgres.sh, for running it asynchronously.
+QString postgresScriptPath();
+
 // Runs `tests/support/postgres.sh ACTION DIR` to completion. Returns an empty string on success,
 // else the script's output.
 QString runPostgresScript(const QString &action, const QString &dir);
@@ -61,6 +64,7 @@ public:
     bool isValid() const { return m_error.isEmpty() && m_server.isValid(); }
     QString error() const { return m_error; }
     const PostgresServer &server() const { return m_server; }
+    QString directory() const { return m_dir.path(); } // the script's DIR argument
 
     // Keep the data directory and the port; empty string on success.
     QString stopServer();

@@ -60,9 +60,9 @@ bool hasError(const QList<QSslError> &errors, QSslError::SslError expected, QByt
         texts.append(QStringLiteral("%1 (%2)").arg(error.errorString()).arg(int(error.error())));
     }
     *message = QStringLiteral("expected SslError %1, got: %2")
-                       .arg(int(expected))
-                       .arg(texts.isEmpty() ? QStringLiteral("nothing") : texts.join(u"; "))
-                       .toUtf8();
+                   .arg(int(expected))
+                   .arg(texts.isEmpty() ? QStringLiteral("nothing") : texts.join(u"; "))
+                   .toUtf8();
     return false;
 }
 
@@ -87,8 +87,7 @@ struct Loopback
     {
         if (!server.listen(QHostAddress::LocalHost, 0))
             return false;
-        client.connectToHostEncrypted(QStringLiteral("127.0.0.1"), server.serverPort(),
-                                      peerName);
+        client.connectToHostEncrypted(QStringLiteral("127.0.0.1"), server.serverPort(), peerName);
         return true;
     }
 
@@ -156,7 +155,8 @@ QString tst_TlsIdentity::scratchFile(const QString &name, const QByteArray &cont
 {
     const QString path = m_scratch.filePath(name);
     QFile file(path);
-    if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate) || file.write(content) != content.size())
+    if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate) ||
+        file.write(content) != content.size())
         qFatal("cannot write %s", qPrintable(path));
     return path;
 }
@@ -183,17 +183,16 @@ void tst_TlsIdentity::loadPrivateKey_data()
     QTest::newRow("EC PKCS#8") << certFile("server-ec-pkcs8.key") << int(QSsl::Ec) << 256
                                << certFile("server-ec.key");
     QTest::newRow("EC client PKCS#8")
-            << certFile("publisher-svc-1.key") << int(QSsl::Ec) << 256 << QString();
+        << certFile("publisher-svc-1.key") << int(QSsl::Ec) << 256 << QString();
     // What "openssl ecparam -genkey" writes unless told -noout.
     QTest::newRow("EC SEC1 after EC PARAMETERS")
-            << scratchFile("ec-with-params.key",
-                           "-----BEGIN EC PARAMETERS-----\nBggqhkjOPQMBBw==\n"
-                           "-----END EC PARAMETERS-----\n"
-                                   + readCertFile("server-ec.key"))
-            << int(QSsl::Ec) << 256 << certFile("server-ec.key");
+        << scratchFile("ec-with-params.key", "-----BEGIN EC PARAMETERS-----\nBggqhkjOPQMBBw==\n"
+                                             "-----END EC PARAMETERS-----\n" +
+                                                 readCertFile("server-ec.key"))
+        << int(QSsl::Ec) << 256 << certFile("server-ec.key");
     QTest::newRow("CRLF line ends")
-            << scratchFile("crlf.key", readCertFile("server.key").replace("\n", "\r\n"))
-            << int(QSsl::Rsa) << 2048 << certFile("server.key");
+        << scratchFile("crlf.key", readCertFile("server.key").replace("\n", "\r\n"))
+        << int(QSsl::Rsa) << 2048 << certFile("server.key");
 }
 
 void tst_TlsIdentity::loadPrivateKey()
@@ -229,18 +228,17 @@ void tst_TlsIdentity::loadPrivateKeyRefuses_data()
     QTest::newRow("garbage") << scratchFile("garbage.key", "this is not a key\n")
                              << "no PEM private key";
     QTest::newRow("truncated PEM")
-            << scratchFile("truncated.key", rsa.left(rsa.size() / 2)) << "no PEM private key";
+        << scratchFile("truncated.key", rsa.left(rsa.size() / 2)) << "no PEM private key";
     QTest::newRow("encrypted PKCS#8") << certFile("encrypted.key") << "encrypted";
-    QTest::newRow("encrypted PKCS#1 (Proc-Type)") << certFile("encrypted-pkcs1.key")
-                                                  << "encrypted";
+    QTest::newRow("encrypted PKCS#1 (Proc-Type)") << certFile("encrypted-pkcs1.key") << "encrypted";
     QTest::newRow("certificate instead of key") << certFile("server.crt") << "certificate";
     // A well-formed key of a type Qt's TLS stack cannot use.
     QTest::newRow("Ed25519")
-            << scratchFile("ed25519.key",
-                           "-----BEGIN PRIVATE KEY-----\n"
-                           "MC4CAQAwBQYDK2VwBCIEIHXcSfQA6cBJKapkC6TFYZ1KWJyx64gjNsxiD0S9tk9Y\n"
-                           "-----END PRIVATE KEY-----\n")
-            << "only RSA and EC";
+        << scratchFile("ed25519.key",
+                       "-----BEGIN PRIVATE KEY-----\n"
+                       "MC4CAQAwBQYDK2VwBCIEIHXcSfQA6cBJKapkC6TFYZ1KWJyx64gjNsxiD0S9tk9Y\n"
+                       "-----END PRIVATE KEY-----\n")
+        << "only RSA and EC";
 }
 
 void tst_TlsIdentity::loadPrivateKeyRefuses()
@@ -264,11 +262,11 @@ void tst_TlsIdentity::loadCertificates_data()
     QTest::newRow("CA") << certFile("ca.crt") << 1 << QString();
     QTest::newRow("leaf") << certFile("server.crt") << 1 << QString();
     QTest::newRow("leaf then chain")
-            << scratchFile("chain.crt", readCertFile("server.crt") + readCertFile("ca.crt")) << 2
-            << QString();
-    QTest::newRow("two CAs")
-            << scratchFile("two-cas.crt", readCertFile("ca.crt") + readCertFile("other-ca.crt"))
-            << 2 << QString();
+        << scratchFile("chain.crt", readCertFile("server.crt") + readCertFile("ca.crt")) << 2
+        << QString();
+    QTest::newRow("two CAs") << scratchFile("two-cas.crt",
+                                            readCertFile("ca.crt") + readCertFile("other-ca.crt"))
+                             << 2 << QString();
     QTest::newRow("missing") << certFile("no-such.crt") << 0 << "does not exist";
     QTest::newRow("key instead") << certFile("server.key") << 0 << "no PEM certificate";
     QTest::newRow("garbage") << scratchFile("garbage.crt", "-----BEGIN NONSENSE-----\n") << 0
@@ -301,23 +299,41 @@ void tst_TlsIdentity::configuration_data()
     QTest::addColumn<QString>("ca");
     QTest::addColumn<QString>("errorContains"); // empty: must succeed
 
-    QTest::newRow("RSA, PKCS#8 key") << "server.crt" << "server.key" << "ca.crt" << QString();
-    QTest::newRow("RSA, PKCS#1 key") << "server.crt" << "server-pkcs1.key" << "ca.crt"
-                                     << QString();
-    QTest::newRow("EC, SEC1 key") << "server-ec.crt" << "server-ec.key" << "ca.crt" << QString();
-    QTest::newRow("EC, PKCS#8 key") << "server-ec.crt" << "server-ec-pkcs8.key" << "ca.crt"
-                                    << QString();
-    QTest::newRow("client identity") << "receiver_1.crt" << "receiver_1.key" << "ca.crt"
-                                     << QString();
-    QTest::newRow("RSA cert, EC key") << "server.crt" << "server-ec.key" << "ca.crt"
+    QTest::newRow("RSA, PKCS#8 key") << "server.crt"
+                                     << "server.key"
+                                     << "ca.crt" << QString();
+    QTest::newRow("RSA, PKCS#1 key") << "server.crt"
+                                     << "server-pkcs1.key"
+                                     << "ca.crt" << QString();
+    QTest::newRow("EC, SEC1 key") << "server-ec.crt"
+                                  << "server-ec.key"
+                                  << "ca.crt" << QString();
+    QTest::newRow("EC, PKCS#8 key") << "server-ec.crt"
+                                    << "server-ec-pkcs8.key"
+                                    << "ca.crt" << QString();
+    QTest::newRow("client identity") << "receiver_1.crt"
+                                     << "receiver_1.key"
+                                     << "ca.crt" << QString();
+    QTest::newRow("RSA cert, EC key") << "server.crt"
+                                      << "server-ec.key"
+                                      << "ca.crt"
                                       << "does not belong to certificate";
-    QTest::newRow("EC cert, another EC key") << "publisher-svc-1.crt" << "worker-svc-1.key"
-                                             << "ca.crt" << "does not belong to certificate";
-    QTest::newRow("missing CA") << "server.crt" << "server.key" << "no-such-ca.crt"
+    QTest::newRow("EC cert, another EC key") << "publisher-svc-1.crt"
+                                             << "worker-svc-1.key"
+                                             << "ca.crt"
+                                             << "does not belong to certificate";
+    QTest::newRow("missing CA") << "server.crt"
+                                << "server.key"
+                                << "no-such-ca.crt"
                                 << "does not exist";
-    QTest::newRow("missing cert") << "no-such.crt" << "server.key" << "ca.crt"
+    QTest::newRow("missing cert") << "no-such.crt"
+                                  << "server.key"
+                                  << "ca.crt"
                                   << "does not exist";
-    QTest::newRow("encrypted key") << "server.crt" << "encrypted.key" << "ca.crt" << "encrypted";
+    QTest::newRow("encrypted key") << "server.crt"
+                                   << "encrypted.key"
+                                   << "ca.crt"
+                                   << "encrypted";
 }
 
 void tst_TlsIdentity::configuration()
@@ -371,13 +387,19 @@ void tst_TlsIdentity::commonName_data()
     QTest::addColumn<QString>("cert");
     QTest::addColumn<QString>("cn");
 
-    QTest::newRow("client") << "publisher-svc-1.crt" << "publisher-svc-1";
-    QTest::newRow("underscore") << "receiver_1.crt" << "receiver_1";
-    QTest::newRow("server") << "server.crt" << "localhost";
-    QTest::newRow("CA") << "ca.crt" << "CipherMQ Test CA";
-    QTest::newRow("no CN, only O") << "nocn.crt" << "";
+    QTest::newRow("client") << "publisher-svc-1.crt"
+                            << "publisher-svc-1";
+    QTest::newRow("underscore") << "receiver_1.crt"
+                                << "receiver_1";
+    QTest::newRow("server") << "server.crt"
+                            << "localhost";
+    QTest::newRow("CA") << "ca.crt"
+                        << "CipherMQ Test CA";
+    QTest::newRow("no CN, only O") << "nocn.crt"
+                                   << "";
     // Same CN as a real client, other CA: the CN alone proves nothing, verification does.
-    QTest::newRow("other CA") << "wrongca-client.crt" << "publisher-svc-1";
+    QTest::newRow("other CA") << "wrongca-client.crt"
+                              << "publisher-svc-1";
 }
 
 void tst_TlsIdentity::commonName()
@@ -405,33 +427,40 @@ void tst_TlsIdentity::handshake_data()
 
     const auto ok = QSslError::NoError;
     QTest::newRow("RSA server, EC client")
-            << "server.crt" << "server.key" << "publisher-svc-1" << true << "publisher-svc-1"
-            << false << ok;
+        << "server.crt"
+        << "server.key"
+        << "publisher-svc-1" << true << "publisher-svc-1" << false << ok;
     QTest::newRow("RSA server with PKCS#1 key")
-            << "server.crt" << "server-pkcs1.key" << "ops-admin" << true << "ops-admin" << false
-            << ok;
-    QTest::newRow("EC server with SEC1 key")
-            << "server-ec.crt" << "server-ec.key" << "receiver_1" << true << "receiver_1" << false
-            << ok;
+        << "server.crt"
+        << "server-pkcs1.key"
+        << "ops-admin" << true << "ops-admin" << false << ok;
+    QTest::newRow("EC server with SEC1 key") << "server-ec.crt"
+                                             << "server-ec.key"
+                                             << "receiver_1" << true << "receiver_1" << false << ok;
     // TLS accepts a certificate without CN; refusing it is the ACL's job (empty CN = Unknown).
-    QTest::newRow("client without CN")
-            << "server.crt" << "server.key" << "nocn" << true << "" << false << ok;
+    QTest::newRow("client without CN") << "server.crt"
+                                       << "server.key"
+                                       << "nocn" << true << "" << false << ok;
     // TLS accepts it too: Qt 6.4 cannot check a CRL during the handshake, so the server must
     // call isRevoked() on the peer certificate afterwards.
-    QTest::newRow("revoked client")
-            << "server.crt" << "server.key" << "revoked" << true << "revoked-client" << true
-            << ok;
+    QTest::newRow("revoked client") << "server.crt"
+                                    << "server.key"
+                                    << "revoked" << true << "revoked-client" << true << ok;
     QTest::newRow("client signed by another CA")
-            << "server.crt" << "server.key" << "wrongca-client" << false << "" << false
-            << QSslError::UnableToGetLocalIssuerCertificate;
+        << "server.crt"
+        << "server.key"
+        << "wrongca-client" << false << "" << false << QSslError::UnableToGetLocalIssuerCertificate;
     QTest::newRow("expired client")
-            << "server.crt" << "server.key" << "expired" << false << "" << false
-            << QSslError::CertificateExpired;
+        << "server.crt"
+        << "server.key"
+        << "expired" << false << "" << false << QSslError::CertificateExpired;
     QTest::newRow("client not yet valid")
-            << "server-ec.crt" << "server-ec.key" << "notyet" << false << "" << false
-            << QSslError::CertificateNotYetValid;
-    QTest::newRow("no client certificate")
-            << "server.crt" << "server.key" << "" << false << "" << false << ok;
+        << "server-ec.crt"
+        << "server-ec.key"
+        << "notyet" << false << "" << false << QSslError::CertificateNotYetValid;
+    QTest::newRow("no client certificate") << "server.crt"
+                                           << "server.key"
+                                           << "" << false << "" << false << ok;
 }
 
 void tst_TlsIdentity::handshake()
@@ -472,11 +501,11 @@ void tst_TlsIdentity::handshake()
         QCOMPARE(tls::commonName(peer->peerCertificate()), peerCn);
         QCOMPARE(loopback.client.peerCertificate(),
                  tls::loadCertificates(certFile(serverCert))->constFirst());
-        QVERIFY(peer->sessionProtocol() == QSsl::TlsV1_3
-                || peer->sessionProtocol() == QSsl::TlsV1_2);
+        QVERIFY(peer->sessionProtocol() == QSsl::TlsV1_3 ||
+                peer->sessionProtocol() == QSsl::TlsV1_2);
 
-        const auto serials = tls::loadRevokedSerials(certFile("ca.crl"),
-                                                     serverConfiguration->caCertificates());
+        const auto serials =
+            tls::loadRevokedSerials(certFile("ca.crl"), serverConfiguration->caCertificates());
         QVERIFY2(serials.ok(), qPrintable(serials.error()));
         QCOMPARE(tls::isRevoked(peer->peerCertificate(), serials.value()), revoked);
 
@@ -493,9 +522,8 @@ void tst_TlsIdentity::handshake()
 
     // The server drops the connection; the client, which under TLS 1.3 may already consider
     // itself connected, sees an error and ends up disconnected.
-    QTRY_VERIFY_WITH_TIMEOUT(!loopback.serverErrors.isEmpty()
-                                     || !loopback.serverSslErrors.isEmpty(),
-                             timeoutMs);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        !loopback.serverErrors.isEmpty() || !loopback.serverSslErrors.isEmpty(), timeoutMs);
     QTRY_COMPARE_WITH_TIMEOUT(loopback.client.state(), QAbstractSocket::UnconnectedState,
                               timeoutMs);
     QVERIFY(!loopback.clientErrors.isEmpty());
@@ -522,14 +550,17 @@ void tst_TlsIdentity::clientVerifiesServer_data()
     QTest::addColumn<QString>("peerName");
     QTest::addColumn<QSslError::SslError>("clientError"); // NoError: must connect
 
-    QTest::newRow("DNS name in SAN") << "ca.crt" << "localhost" << QSslError::NoError;
-    QTest::newRow("IP address in SAN") << "ca.crt" << "127.0.0.1" << QSslError::NoError;
-    QTest::newRow("name not in certificate")
-            << "ca.crt" << "broker.example.com" << QSslError::HostNameMismatch;
+    QTest::newRow("DNS name in SAN") << "ca.crt"
+                                     << "localhost" << QSslError::NoError;
+    QTest::newRow("IP address in SAN") << "ca.crt"
+                                       << "127.0.0.1" << QSslError::NoError;
+    QTest::newRow("name not in certificate") << "ca.crt"
+                                             << "broker.example.com" << QSslError::HostNameMismatch;
     // OpenSSL completes the server's chain from its trust store, so the client is sent our CA
     // as well and reports an untrusted self-signed root rather than a missing issuer.
     QTest::newRow("client trusts another CA")
-            << "other-ca.crt" << "localhost" << QSslError::SelfSignedCertificateInChain;
+        << "other-ca.crt"
+        << "localhost" << QSslError::SelfSignedCertificateInChain;
 }
 
 void tst_TlsIdentity::clientVerifiesServer()
@@ -538,11 +569,11 @@ void tst_TlsIdentity::clientVerifiesServer()
     QFETCH(QString, peerName);
     QFETCH(QSslError::SslError, clientError);
 
-    const auto serverConfiguration = tls::serverConfiguration(identityFiles("server.crt",
-                                                                            "server.key"));
+    const auto serverConfiguration =
+        tls::serverConfiguration(identityFiles("server.crt", "server.key"));
     QVERIFY2(serverConfiguration.ok(), qPrintable(serverConfiguration.error()));
-    const auto clientConfiguration = tls::clientConfiguration(
-            identityFiles("sender_1.crt", "sender_1.key", clientCa));
+    const auto clientConfiguration =
+        tls::clientConfiguration(identityFiles("sender_1.crt", "sender_1.key", clientCa));
     QVERIFY2(clientConfiguration.ok(), qPrintable(clientConfiguration.error()));
 
     Loopback loopback(serverConfiguration.value(), clientConfiguration.value());
@@ -569,8 +600,7 @@ void tst_TlsIdentity::revokedSerials()
     QVERIFY(ca.ok() && otherCa.ok());
 
     // The issuer is picked by name among several trusted CAs.
-    const auto serials = tls::loadRevokedSerials(certFile("ca.crl"),
-                                                 otherCa.value() + ca.value());
+    const auto serials = tls::loadRevokedSerials(certFile("ca.crl"), otherCa.value() + ca.value());
     QVERIFY2(serials.ok(), qPrintable(serials.error()));
     QCOMPARE(serials->size(), 1);
 
@@ -591,9 +621,10 @@ void tst_TlsIdentity::revokedSerialsRefuses_data()
     QTest::addColumn<QString>("errorContains");
 
     // The CRL with one byte of the revoked serial changed: still parses, signature breaks.
-    const QByteArray serial = QByteArray::fromHex(
-            tls::loadCertificates(certFile("revoked.crt"))->constFirst().serialNumber().replace(
-                    ':', ""));
+    const QByteArray serial = QByteArray::fromHex(tls::loadCertificates(certFile("revoked.crt"))
+                                                      ->constFirst()
+                                                      .serialNumber()
+                                                      .replace(':', ""));
     QByteArray pem = readCertFile("ca.crl");
     const qsizetype begin = pem.indexOf('\n') + 1;
     const qsizetype end = pem.indexOf("-----END");
@@ -602,16 +633,19 @@ void tst_TlsIdentity::revokedSerialsRefuses_data()
     if (at < 0)
         qFatal("revoked serial not found in ca.crl");
     der[at + serial.size() - 1] = char(der[at + serial.size() - 1] ^ 0x01);
-    const QByteArray tampered = "-----BEGIN X509 CRL-----\n" + der.toBase64()
-            + "\n-----END X509 CRL-----\n";
+    const QByteArray tampered =
+        "-----BEGIN X509 CRL-----\n" + der.toBase64() + "\n-----END X509 CRL-----\n";
 
-    QTest::newRow("missing") << certFile("no-such.crl") << "ca.crt" << "does not exist";
+    QTest::newRow("missing") << certFile("no-such.crl") << "ca.crt"
+                             << "does not exist";
     QTest::newRow("signed by another CA") << certFile("ca.crl") << "other-ca.crt"
                                           << "not signed by the configured CA";
-    QTest::newRow("no issuers") << certFile("ca.crl") << "" << "not signed by the configured CA";
+    QTest::newRow("no issuers") << certFile("ca.crl") << ""
+                                << "not signed by the configured CA";
     QTest::newRow("tampered") << scratchFile("tampered.crl", tampered) << "ca.crt"
                               << "not signed by the configured CA";
-    QTest::newRow("not a CRL") << certFile("ca.crt") << "ca.crt" << "no PEM CRL";
+    QTest::newRow("not a CRL") << certFile("ca.crt") << "ca.crt"
+                               << "no PEM CRL";
 }
 
 void tst_TlsIdentity::revokedSerialsRefuses()
