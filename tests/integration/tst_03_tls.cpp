@@ -136,6 +136,7 @@ void tst_Tls::tls11Refused()
     config.setBackendConfigurationOption("MaxProtocol", QByteArray("TLSv1.1"));
     config.setBackendConfigurationOption("CipherString", QByteArray("DEFAULT@SECLEVEL=0"));
     client.socket().setSslConfiguration(config);
+    QObject::connect(&client.socket(), &QSslSocket::errorOccurred, [&](auto e) { qDebug() << "DBG" << e << client.socket().errorString(); });
     QVERIFY(!client.connectTo(m_broker.port()));
     QVERIFY2(client.errorString().contains(QLatin1String("alert protocol version")),
              qPrintable(client.errorString()));
