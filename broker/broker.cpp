@@ -4,9 +4,15 @@
 #include <QSslSocket>
 #include <QTimer>
 
+#include "admin/adminserver.h"
+#include "admin/adminsession.h"
+#include "admin/configreload.h"
 #include "core/dispatcher.h"
 #include "core/router.h"
 #include "core/services.h"
+#include "limits/ratelimiter.h"
+#include "metrics/brokermetrics.h"
+#include "metrics/metricshttpserver.h"
 #include "net/session.h"
 #include "protocol/replies.h"
 #include "storage/storage.h"
@@ -45,8 +51,12 @@ Status Broker::start()
 
     m_router = std::make_unique<Router>(*m_storage, m_config.performance);
     m_router->restore(recovered.value());
-    m_services = std::make_unique<Services>(Services{*m_router, *m_storage, m_acl, m_config});
+    m_clock = std::make_unique<limits::SteadyClock>();
+    m_limiter = std::make_unique<limits::RateLimiter>(m_config.rateLimit, *m_clock);
+    m_services = std::make_unique<Services>(
+        Services{*m_router, *m_storage, m_acl, m_config, m_limiter.get()});
     m_dispatcher = std::make_unique<Dispatcher>(*m_services);
+    setUpMetrics();
 
     const Result<QSslConfiguration> tls = tls::serverConfiguration(
         tls::TlsFiles{m_config.tls.certPath, m_config.tls.keyPath, m_config.tls.caCertPath});
@@ -61,40 +71,143 @@ Status Broker::start()
             return failure(revoked.error());
         m_revokedSerials = std::move(revoked).value();
     }
-    m_listener.setHandshakeTimeout(m_config.server.handshakeTimeoutMs);
-    connect(&m_listener, &QSslServer::pendingConnectionAvailable, this, &Broker::onClientReady);
-    connect(&m_listener, &QSslServer::sslErrors, this,
-            [](QSslSocket *socket, const QList<QSslError> &errors) {
-                qCInfo(lcTls, "handshake from %s refused: %s",
-                       qPrintable(socket->peerAddress().toString()),
-                       qPrintable(errors.value(0).errorString()));
+    // Slow handshakes (slowloris) are bounded before any identity is known.
+    m_listener.setLimits(TlsListener::Limits{m_config.server.handshakeTimeoutMs,
+                                             m_config.server.maxHandshakes,
+                                             m_config.server.maxHandshakesPerIp});
+    connect(&m_listener, &TlsListener::ready, this, &Broker::admit);
+    connect(&m_listener, &TlsListener::handshakeFailed, this,
+            [this](const QHostAddress &, const QString &reason, const QString &) {
+                m_metrics->handshakeFailed(QStringLiteral("data"), reason);
             });
-    connect(&m_listener, &QSslServer::errorOccurred, this,
-            [](QSslSocket *socket, QAbstractSocket::SocketError) {
-                qCDebug(lcTls, "connection from %s failed before the session: %s",
-                        qPrintable(socket->peerAddress().toString()),
-                        qPrintable(socket->errorString()));
+    connect(&m_listener, &TlsListener::handshakeRefused, this,
+            [this](const QHostAddress &, const QString &reason) {
+                m_metrics->connectionRefused(QStringLiteral("data"), reason);
             });
     if (!m_listener.listen(m_config.server.address.host, m_config.server.address.port)) {
         return failure(QStringLiteral("cannot listen on %1: %2")
                            .arg(m_config.server.address.text, m_listener.errorString()));
     }
+    if (const Status admin = startAdmin(tls.value()); !admin)
+        return admin;
     return success();
+}
+
+void Broker::setUpMetrics()
+{
+    m_metrics = std::make_unique<metrics::BrokerMetrics>();
+    metrics::MetricsSources sources;
+    sources.router = m_router.get();
+    sources.storage = m_storage.get();
+    sources.limiter = m_limiter.get();
+    sources.connections = [this] {
+        QList<metrics::ConnectionSample> all;
+        all.reserve(m_sessions.size());
+        for (const Session *s : std::as_const(m_sessions)) {
+            const SessionCounters &c = s->counters();
+            all.append(metrics::ConnectionSample{QStringLiteral("data"), s->identity().roles,
+                                                 c.bytesIn, c.bytesOut, c.slowEvents,
+                                                 s->isBackedUp()});
+        }
+        if (m_admin) {
+            for (const AdminSession *s : m_admin->sessions()) {
+                const AdminCounters &c = s->counters();
+                all.append(metrics::ConnectionSample{QStringLiteral("admin"),
+                                                     s->identity().roles, c.bytesIn, c.bytesOut,
+                                                     0, !s->isKeepingUp()});
+            }
+        }
+        return all;
+    };
+    sources.handshakesInProgress = [this](const QString &listener) {
+        if (listener == QLatin1String("admin"))
+            return m_admin ? m_admin->handshakesInProgress() : 0;
+        return m_listener.handshakesInProgress();
+    };
+    m_metrics->setSources(std::move(sources));
+    m_metrics->setBrokerInfo(QJsonObject{
+        {QStringLiteral("version"), QStringLiteral(CIPHERMQ_VERSION)},
+        {QStringLiteral("data_address"), m_config.server.address.text},
+        {QStringLiteral("admin_address"),
+         m_config.admin.enabled ? m_config.admin.address.text : QString()},
+        {QStringLiteral("storage_driver"), m_config.database.driver},
+    });
+}
+
+Status Broker::startAdmin(const QSslConfiguration &tls)
+{
+    if (m_config.admin.enabled) {
+        m_admin = std::make_unique<AdminServer>(AdminContext{
+            *m_router, m_acl, m_config, m_revokedSerials, *m_limiter, *m_metrics, m_sessions,
+            [this] { return m_nextConnectionId++; }, [this] { return reload(); },
+            [this] { return m_listener.handshakesInProgress(); }});
+        if (const Status started = m_admin->start(tls, m_config.admin.address); !started)
+            return started;
+    }
+    const HostPort &metricsAddress = m_config.admin.metricsHttpAddress;
+    if (metricsAddress.port != 0) {
+        m_metricsHttp = std::make_unique<metrics::MetricsHttpServer>(*m_metrics);
+        if (!m_config.admin.metricsHttpTls)
+            return m_metricsHttp->startPlain(metricsAddress);
+        // The same rule as the admin listener decides who may scrape.
+        const auto authorize = [this](const QString &cn) -> Status {
+            if (cn.isEmpty())
+                return failure(QStringLiteral("the client certificate has no Common Name"));
+            if (!(m_acl.rolesFor(cn) & Role::Admin))
+                return failure(QStringLiteral("CN '%1' does not have the Admin role").arg(cn));
+            const QStringList &allowed = m_config.admin.allowedCns;
+            if (!allowed.isEmpty() && !allowed.contains(cn))
+                return failure(QStringLiteral("CN '%1' is not in admin.allowed_cns").arg(cn));
+            return success();
+        };
+        return m_metricsHttp->startTls(
+            metricsAddress, tls,
+            TlsListener::Limits{m_config.server.handshakeTimeoutMs, 16, 8}, authorize);
+    }
+    return success();
+}
+
+Result<QJsonObject> Broker::reload()
+{
+    const Result<LoadedConfig> loaded = loadConfig(m_config.sourcePath);
+    if (!loaded) {
+        qCWarning(lcBroker, "reload failed: %s", qPrintable(loaded.error()));
+        return Result<QJsonObject>::failure(
+            QStringLiteral("Reload failed: %1; the running configuration is unchanged")
+                .arg(loaded.error()));
+    }
+    const Config &next = loaded->config;
+    const QStringList restart = restartRequired(m_config, next);
+    applyReloadable(m_config, next);
+    m_acl = AclManager(m_config.acl);
+    m_limiter->configure(m_config.rateLimit);
+
+    // Connections keep the roles they were admitted with unless told otherwise.
+    int closed = 0, updated = 0;
+    const QList<Session *> sessions = m_sessions.values();
+    for (Session *session : sessions) {
+        const QString &cn = session->identity().cn;
+        const Roles roles = m_acl.rolesFor(cn);
+        if (!roles) {
+            ++closed;
+            session->closeWithError(protocol::reply::error(
+                "Unauthorized: certificate CN '" + cn.toUtf8() + "' no longer has a role"));
+        } else if (roles.toInt() != session->identity().roles.toInt()) {
+            ++updated;
+            session->setRoles(roles);
+        }
+    }
+    if (m_admin)
+        closed += m_admin->recheckSessions();
+    qCInfo(lcBroker, "configuration reloaded from %s: %d connections closed, %d updated%s%s",
+           qPrintable(m_config.sourcePath), closed, updated,
+           restart.isEmpty() ? "" : "; needs a restart: ", qPrintable(restart.join(u',')));
+    return reloadSummary(m_config, closed, updated, restart);
 }
 
 quint16 Broker::serverPort() const
 {
     return m_listener.serverPort();
-}
-
-void Broker::onClientReady()
-{
-    while (QTcpSocket *next = m_listener.nextPendingConnection()) {
-        if (auto *socket = qobject_cast<QSslSocket *>(next))
-            admit(socket);
-        else
-            next->deleteLater();
-    }
 }
 
 void Broker::admit(QSslSocket *socket)
@@ -104,9 +217,10 @@ void Broker::admit(QSslSocket *socket)
     socket->setParent(this);
     const QSslCertificate certificate = socket->peerCertificate();
     const QString cn = tls::commonName(certificate);
-    const auto refuse = [socket](const QByteArray &why) {
+    const auto refuse = [this, socket](const char *reason, const QByteArray &why) {
         qCInfo(lcTls, "refused %s: %s", qPrintable(socket->peerAddress().toString()),
                why.constData());
+        m_metrics->connectionRefused(QStringLiteral("data"), QString::fromLatin1(reason));
         socket->write(protocol::reply::error(why));
         socket->disconnectFromHost();
         connect(socket, &QSslSocket::disconnected, socket, &QObject::deleteLater);
@@ -114,14 +228,23 @@ void Broker::admit(QSslSocket *socket)
         QTimer::singleShot(5000, socket, &QObject::deleteLater);
     };
     if (m_shuttingDown)
-        return refuse("Server shutting down");
+        return refuse("shutting_down", "Server shutting down");
     if (cn.isEmpty())
-        return refuse("Unauthorized: the client certificate has no Common Name");
+        return refuse("no_common_name", "Unauthorized: the client certificate has no Common Name");
     if (tls::isRevoked(certificate, m_revokedSerials))
-        return refuse("Unauthorized: the client certificate has been revoked");
+        return refuse("revoked", "Unauthorized: the client certificate has been revoked");
     const Roles roles = m_acl.rolesFor(cn);
     if (!roles)
-        return refuse("Unauthorized: certificate CN '" + cn.toUtf8() + "' has no role");
+        return refuse("unknown_role", "Unauthorized: certificate CN '" + cn.toUtf8() + "' has no role");
+    if (m_sessions.size() >= m_config.server.maxConnections) {
+        return refuse("max_connections", "Server busy: connection limit reached ("
+                                             + QByteArray::number(m_config.server.maxConnections)
+                                             + ")");
+    }
+    // Counted from here until onSessionClosed, and only for connections that get a session:
+    // nothing refused above (or failed in the handshake) is ever counted or discounted.
+    if (const auto refused = m_limiter->acquireConnection(cn, socket->peerAddress()))
+        return refuse(qPrintable(refused->reason), refused->text.toUtf8());
 
     ClientIdentity identity;
     identity.connectionId = m_nextConnectionId++;
@@ -136,9 +259,13 @@ void Broker::admit(QSslSocket *socket)
     limits.maxLineBytes = m_config.server.maxLineBytes;
     limits.idleTimeoutSec = m_config.performance.idleTimeoutSec;
     limits.heartbeatTimeoutSec = m_config.performance.heartbeatTimeout;
+    limits.outputHighWaterBytes = m_config.server.outputBufferBytes;
 
     auto *session = new Session(socket, identity, limits, *m_dispatcher, this);
     m_sessions.insert(identity.connectionId, session);
+    m_metrics->connectionOpened(QStringLiteral("data"));
+    session->setPublishObserver(
+        [metrics = m_metrics.get()](qint64 ns) { metrics->publishCompleted(ns); });
     connect(session, &Session::closed, this, &Broker::onSessionClosed);
     connect(session, &Session::writable, this,
             [this](Session *s) { m_router->endpointWritable(s); });
@@ -152,6 +279,11 @@ void Broker::onSessionClosed(Session *session)
            qPrintable(session->identity().cn));
     m_sessions.remove(session->identity().connectionId);
     m_router->endpointClosed(session);
+    m_limiter->releaseConnection(session->identity().cn, session->identity().address);
+    const SessionCounters &c = session->counters();
+    m_metrics->connectionClosed(metrics::ConnectionSample{QStringLiteral("data"),
+                                                          session->identity().roles, c.bytesIn,
+                                                          c.bytesOut, c.slowEvents, false});
     if (m_shuttingDown && m_sessions.isEmpty())
         finishShutdown();
 }
@@ -169,14 +301,23 @@ void Broker::shutdown(std::function<void()> done)
     m_shuttingDown = true;
     m_shutdownDone = std::move(done);
     m_listener.close();
-    qCInfo(lcBroker, "shutting down: notifying %lld connections", qlonglong(m_sessions.size()));
-    if (m_sessions.isEmpty()) {
-        QMetaObject::invokeMethod(this, &Broker::finishShutdown, Qt::QueuedConnection);
-        return;
-    }
-    for (Session *session : std::as_const(m_sessions))
-        session->beginShutdown();
-    QTimer::singleShot(kShutdownGraceMs, this, &Broker::finishShutdown);
+    if (m_admin)
+        m_admin->shutdown();
+    // Sessions hear of it on the next event-loop pass: a request that reached its socket
+    // before the signal may be ready in this same pass, after the signal, and must still be
+    // read and answered rather than dropped unread behind the notice.
+    QMetaObject::invokeMethod(
+        this,
+        [this] {
+            qCInfo(lcBroker, "shutting down: notifying %lld connections",
+                   qlonglong(m_sessions.size()));
+            if (m_sessions.isEmpty())
+                return finishShutdown();
+            for (Session *session : std::as_const(m_sessions))
+                session->beginShutdown();
+            QTimer::singleShot(kShutdownGraceMs, this, &Broker::finishShutdown);
+        },
+        Qt::QueuedConnection);
 }
 
 } // namespace cmq

@@ -6,21 +6,31 @@
 #include <memory>
 
 #include <QHash>
+#include <QJsonObject>
 #include <QObject>
-#include <QSslServer>
 
 #include "acl/aclmanager.h"
 #include "config/config.h"
+#include "net/tlslistener.h"
 #include "util/result.h"
 
 namespace cmq {
 
+class AdminServer;
 class Dispatcher;
 class Router;
 class Session;
 struct Services;
 namespace storage {
 class Storage;
+}
+namespace limits {
+class RateLimiter;
+class SteadyClock;
+}
+namespace metrics {
+class BrokerMetrics;
+class MetricsHttpServer;
 }
 
 class Broker final : public QObject
@@ -41,8 +51,14 @@ public:
     quint16 serverPort() const;
     qsizetype sessionCount() const { return m_sessions.size(); }
 
+    // Re-reads the configuration file and applies [acl], admin.allowed_cns and [rate_limit]
+    // (the `reload` admin command and SIGHUP); connections that lost their access are closed.
+    // The reply object of docs/ADMIN-PROTOCOL.md, or the error line's text.
+    Result<QJsonObject> reload();
+
 private:
-    void onClientReady();
+    void setUpMetrics();
+    Status startAdmin(const QSslConfiguration &tls);
     void admit(QSslSocket *socket);
     void onSessionClosed(Session *session);
     void finishShutdown();
@@ -53,7 +69,12 @@ private:
     std::unique_ptr<storage::Storage> m_storage; // declared after the router: destroyed first
     std::unique_ptr<Services> m_services;
     std::unique_ptr<Dispatcher> m_dispatcher;
-    QSslServer m_listener;
+    std::unique_ptr<limits::SteadyClock> m_clock;
+    std::unique_ptr<limits::RateLimiter> m_limiter;
+    std::unique_ptr<metrics::BrokerMetrics> m_metrics;
+    std::unique_ptr<AdminServer> m_admin;
+    std::unique_ptr<metrics::MetricsHttpServer> m_metricsHttp;
+    TlsListener m_listener;
     QList<QByteArray> m_revokedSerials; // from tls.crl_path
     QHash<quint64, Session *> m_sessions;
     quint64 m_nextConnectionId = 1;

@@ -6,6 +6,7 @@
 #include <QCoreApplication>
 
 #include "app/logsetup.h"
+#include "app/sdnotify.h"
 #include "app/signalwatcher.h"
 #include "broker.h"
 #include "config/config.h"
@@ -52,6 +53,11 @@ int main(int argc, char *argv[])
     }
 
     cmq::setUpLogging(loaded->config.logging);
+    if (const cmq::Status logFiles = cmq::setUpLogFiles(loaded->config.logging); !logFiles) {
+        std::fprintf(stderr, "ciphermq-broker: cannot open the log files: %s\n",
+                     qPrintable(logFiles.error()));
+        return 1;
+    }
     cmq::Broker broker(loaded->config);
     if (const cmq::Status started = broker.start(); !started) {
         std::fprintf(stderr, "ciphermq-broker: cannot start: %s\n", qPrintable(started.error()));
@@ -60,7 +66,12 @@ int main(int argc, char *argv[])
 
     cmq::SignalWatcher signalWatcher;
     QObject::connect(&signalWatcher, &cmq::SignalWatcher::terminateRequested, &broker, [&broker] {
+        (void)cmq::sdNotifyStopping(); // best effort: systemd sees the exit anyway
         broker.shutdown([] { QCoreApplication::exit(0); });
+    });
+    QObject::connect(&signalWatcher, &cmq::SignalWatcher::reloadRequested, &broker, [&broker] {
+        // The outcome is logged by reload() itself.
+        (void)broker.reload();
     });
 
     const auto &address = loaded->config.server.address;
@@ -68,5 +79,11 @@ int main(int argc, char *argv[])
                 qPrintable(address.host.toString()), unsigned(broker.serverPort()),
                 qPrintable(loaded->config.database.driver));
     std::fflush(stdout);
+    // Type=notify: systemd counts the service as started (and starts what is ordered after it)
+    // only now, once storage is recovered and the listener is up.
+    if (const cmq::Status notified = cmq::sdNotifyReady(
+            QStringLiteral("Ready on %1:%2").arg(address.host.toString()).arg(broker.serverPort()));
+        !notified)
+        std::fprintf(stderr, "ciphermq-broker: warning: %s\n", qPrintable(notified.error()));
     return app.exec();
 }

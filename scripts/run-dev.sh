@@ -9,13 +9,23 @@ cd "$root"
 bash scripts/ensure-packages.sh $(grep -v '^#' scripts/packages-build.txt)
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build --target ciphermq-broker -j"$(nproc)"
+cmake --build build --target ciphermq-broker cmq -j"$(nproc)"
 
 dev="$root/.dev"
 mkdir -p "$dev"
 if [ ! -f "$dev/certs/ca.crt" ]; then
-    echo "Creating development certificates in .dev/certs (CA, server, one client per role)"
-    bash tests/certs/gen.sh "$dev/certs" >/dev/null
+    echo "Creating development certificates in .dev/certs (CA, server, every CN the dev ACL lists)"
+    # Built aside and renamed into place, so an interrupted run never leaves half a PKI.
+    rm -rf "$dev/certs"
+    work=$(mktemp -d "$dev/certs.tmp.XXXXXX")
+    cmq=build/cli/cmq
+    "$cmq" certs init-ca --dir "$work" --cn "CipherMQ Development CA" >/dev/null
+    "$cmq" certs server --dir "$work" --cn localhost --san DNS:localhost,IP:127.0.0.1,IP:::1 >/dev/null
+    for cn in $(grep -E '^(sender_cns|receiver_cns|admin_cns|allowed_cns) = ' resources/dev-config.toml.in \
+        | grep -o '"[^"]*"' | tr -d '"' | sort -u); do
+        "$cmq" certs client --dir "$work" --cn "$cn" >/dev/null
+    done
+    mv -T "$work" "$dev/certs"
 fi
 if [ ! -f "$dev/config.toml" ]; then
     key=$(openssl rand -base64 32)

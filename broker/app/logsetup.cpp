@@ -2,6 +2,8 @@
 
 #include <QLoggingCategory>
 
+#include "logging/jsonlogsink.h"
+
 namespace cmq {
 
 void setUpLogging(const Config::Logging &logging)
@@ -21,6 +23,11 @@ void setUpLogging(const Config::Logging &logging)
     else if (level == QLatin1String("error"))
         rules += QStringLiteral("ciphermq.*.info=false\nciphermq.*.warning=false\n");
     QLoggingCategory::setFilterRules(rules);
+}
+
+Status setUpLogFiles(const Config::Logging &logging)
+{
+    return logging::JsonLogSink::install(logging);
 }
 
 } // namespace cmq

@@ -18,6 +18,8 @@ constexpr int kIntMax = std::numeric_limits<int>::max();
 constexpr int kMaxSeconds = kIntMax / 1000;
 constexpr qint64 kMinLineBytes = 1024;
 constexpr qint64 kMaxLineBytes = 64 * 1024 * 1024;
+constexpr qint64 kMinOutputBufferBytes = 64 * 1024;
+constexpr qint64 kMaxOutputBufferBytes = 1024 * 1024 * 1024;
 
 // What resources/config.toml ships with instead of a key; the installer replaces it with the
 // output of `openssl rand -base64 32`. Recognised so that a forgotten step gets a clear error.
@@ -47,6 +49,11 @@ void readServer(TomlReader &r, Config::Server &s)
     r.readChoice("connection_type", s.connectionType, {"tls"});
     r.readInt("max_line_bytes", s.maxLineBytes, kMinLineBytes, kMaxLineBytes);
     r.readInt("handshake_timeout_ms", s.handshakeTimeoutMs, 1, kIntMax);
+    r.readInt("max_connections", s.maxConnections, 1, kIntMax);
+    r.readInt("max_handshakes", s.maxHandshakes, 1, kIntMax);
+    r.readInt("max_handshakes_per_ip", s.maxHandshakesPerIp, 1, kIntMax);
+    r.readInt("output_buffer_bytes", s.outputBufferBytes, kMinOutputBufferBytes,
+              kMaxOutputBufferBytes);
 }
 
 void readTls(TomlReader &r, Config::Tls &t, const QString &connectionType)
@@ -98,6 +105,7 @@ void readLogging(TomlReader &r, Config::Logging &l)
             r.fail(r.qualified(key), QStringLiteral("must not be empty"));
     }
     r.readInt("max_size_mb", l.maxSizeMb, 1, kIntMax);
+    r.readInt("max_files", l.maxFiles, 0, kIntMax);
 }
 
 void readDatabase(TomlReader &r, Config::Database &d)
@@ -173,6 +181,23 @@ void readAdmin(TomlReader &r, Config::Admin &a)
     a.address = defaultAddress(QStringLiteral("127.0.0.1:9091"));
     r.readAddress("address", a.address);
     r.readStringList("allowed_cns", a.allowedCns);
+    QString metrics;
+    r.readString("metrics_http_address", metrics);
+    r.readBool("metrics_http_tls", a.metricsHttpTls);
+    if (metrics.isEmpty())
+        return; // off
+    QString why;
+    const std::optional<HostPort> address = parseHostPort(metrics, &why);
+    if (!address)
+        return r.fail(r.qualified("metrics_http_address"),
+                      QStringLiteral("%1 (got \"%2\")").arg(why, metrics));
+    // Plain HTTP would hand the metrics to anyone who can reach the port.
+    if (!a.metricsHttpTls && !address->host.isLoopback())
+        return r.fail(r.qualified("metrics_http_address"),
+                      QStringLiteral("must be a loopback address unless admin.metrics_http_tls "
+                                     "is true (got \"%1\")")
+                          .arg(metrics));
+    a.metricsHttpAddress = *address;
 }
 
 void readRateLimit(TomlReader &r, Config::RateLimit &l)

@@ -27,6 +27,10 @@ struct Config
         QString connectionType = "tls";   // only "tls" is supported
         qint64 maxLineBytes = 1 << 20;    // max_line_bytes: longest request line accepted
         int handshakeTimeoutMs = 10000;   // handshake_timeout_ms
+        int maxConnections = 10000;       // max_connections: open data connections, all clients
+        int maxHandshakes = 256;          // max_handshakes: connections still in TLS handshake
+        int maxHandshakesPerIp = 32;      // max_handshakes_per_ip: the same, from one address
+        qint64 outputBufferBytes = 4 << 20; // output_buffer_bytes: unsent output per connection
     } server;
 
     struct Tls {
@@ -41,6 +45,7 @@ struct Config
         QString debugFilePath = "logs/debug.log";
         QString errorFilePath = "logs/error.log";
         int maxSizeMb = 50;
+        int maxFiles = 14;          // max_files: rotated files kept per log; 0 = all
     } logging;
 
     struct Database {
@@ -75,6 +80,8 @@ struct Config
         bool enabled = false;
         HostPort address;           // "127.0.0.1:9091"
         QStringList allowedCns;
+        HostPort metricsHttpAddress; // metrics_http_address: /metrics over HTTP; port 0 = off
+        bool metricsHttpTls = false; // metrics_http_tls: require mTLS (always off loopback)
     } admin;
 
     struct RateLimit {

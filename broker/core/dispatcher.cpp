@@ -4,10 +4,12 @@
 
 #include "core/router.h"
 #include "handlers/handlers.h"
+#include "limits/ratelimiter.h"
 #include "net/session.h"
 #include "protocol/replies.h"
 
 Q_LOGGING_CATEGORY(lcAcl, "ciphermq.acl")
+Q_LOGGING_CATEGORY(lcRateLimit, "ciphermq.ratelimit")
 
 namespace cmq {
 
@@ -50,6 +52,17 @@ void Dispatcher::dispatch(Session &session, const protocol::Request &request, co
                qPrintable(rolesToString(who.roles)), protocol::commandName(request.command));
         return reply.send(protocol::reply::error(
             AclManager::commandDenied(who.roles, request.command).toUtf8()));
+    }
+    // publish_batch is limited by its handler, which knows how many messages it carries and
+    // must answer one line per message.
+    if (m_services.rateLimiter && request.command != Command::PublishBatch) {
+        const int publishCost = request.command == Command::Publish ? 1 : 0;
+        if (const auto refused =
+                m_services.rateLimiter->admitRequest(who.cn, who.address, publishCost)) {
+            qCDebug(lcRateLimit, "%s: %s refused: %s", qPrintable(who.cn),
+                    protocol::commandName(request.command), qPrintable(refused->text));
+            return reply.send(protocol::reply::error(refused->text.toUtf8()));
+        }
     }
     handler(HandlerContext{m_services, session}, request, reply);
 }

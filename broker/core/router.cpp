@@ -493,6 +493,97 @@ bool Router::isConsuming(Endpoint *endpoint) const
     return it != m_endpoints.cend() && !it->consumers.isEmpty();
 }
 
+Router::EndpointInfo Router::endpointInfo(Endpoint *endpoint) const
+{
+    EndpointInfo info;
+    const auto it = m_endpoints.constFind(endpoint);
+    if (it == m_endpoints.cend()) {
+        info.prefetch = m_performance.defaultPrefetch;
+        return info;
+    }
+    info.prefetch = it->prefetch;
+    for (const Consumer *consumer : it->consumers)
+        info.consumedQueues.append(consumer->queue->name());
+    for (const QList<Queue *> &queues : it->unacked)
+        info.unacked += queues.size();
+    return info;
+}
+
+void Router::purgeQueue(const QString &name, std::function<void(Result<qint64>)> done)
+{
+    if (!m_queues.contains(name))
+        return done(Result<qint64>::failure(QStringLiteral("Queue '%1' not found").arg(name)));
+    // Storage runs this after every publish issued before it, and hands results back in
+    // order, so whatever is ready in memory when `done` runs is exactly what it deleted.
+    m_storage.purgeQueue(name, [this, name, done = std::move(done)](Status status) {
+        if (!status)
+            return done(Result<qint64>::failure(status.error()));
+        Queue *queue = m_queues.value(name);
+        if (!queue)
+            return done(Result<qint64>::failure(QStringLiteral("Queue '%1' not found").arg(name)));
+        const qint64 purged = queue->readyCount();
+        for (const ReadyMessage &ready : queue->ready())
+            releaseLive(ready.message->id);
+        queue->ready().clear();
+        qCInfo(lcRouter, "purged %lld ready messages from %s", qlonglong(purged),
+               qPrintable(name));
+        done(purged);
+    });
+}
+
+void Router::deleteQueue(const QString &name, std::function<void(Result<DeleteOutcome>)> done)
+{
+    using R = Result<DeleteOutcome>;
+    if (!m_queues.contains(name))
+        return done(R::failure(QStringLiteral("Queue '%1' not found").arg(name)));
+    m_storage.deleteQueue(name, [this, name, done = std::move(done)](Status status) {
+        if (!status)
+            return done(R::failure(status.error()));
+        Queue *queue = m_queues.take(name);
+        if (!queue)
+            return done(R::failure(QStringLiteral("Queue '%1' not found").arg(name)));
+        DeleteOutcome outcome;
+        // Bindings that point at it.
+        for (auto e = m_bindings.begin(); e != m_bindings.end();) {
+            for (auto k = e->begin(); k != e->end();) {
+                outcome.bindingsRemoved += k->removeAll(name);
+                k = k->isEmpty() ? e->erase(k) : std::next(k);
+            }
+            e = e->isEmpty() ? m_bindings.erase(e) : std::next(e);
+        }
+        // Deliveries in consumers' hands: forget them on the connection's side too.
+        for (auto it = queue->unacked().cbegin(); it != queue->unacked().cend(); ++it) {
+            auto stateIt = m_endpoints.find(it->endpoint);
+            if (stateIt != m_endpoints.end()) {
+                auto idIt = stateIt->unacked.find(it.key());
+                if (idIt != stateIt->unacked.end()) {
+                    idIt->removeAll(queue);
+                    if (idIt->isEmpty())
+                        stateIt->unacked.erase(idIt);
+                }
+            }
+            releaseLive(it.key());
+            ++outcome.messagesDropped;
+        }
+        for (const ReadyMessage &ready : queue->ready()) {
+            releaseLive(ready.message->id);
+            ++outcome.messagesDropped;
+        }
+        for (Consumer *consumer : std::as_const(queue->consumers())) {
+            auto stateIt = m_endpoints.find(consumer->endpoint);
+            if (stateIt != m_endpoints.end())
+                stateIt->consumers.removeOne(consumer);
+            delete consumer;
+            ++outcome.consumersCancelled;
+        }
+        delete queue;
+        qCInfo(lcRouter, "deleted queue %s: %lld messages, %lld consumers, %lld bindings",
+               qPrintable(name), qlonglong(outcome.messagesDropped),
+               qlonglong(outcome.consumersCancelled), qlonglong(outcome.bindingsRemoved));
+        done(outcome);
+    });
+}
+
 void Router::endpointClosed(Endpoint *endpoint)
 {
     auto stateIt = m_endpoints.find(endpoint);

@@ -84,6 +84,14 @@ public:
     ResendOutcome resend(const QString &requester, bool isAdmin, const QByteArray &messageId);
 
     bool isConsuming(Endpoint *endpoint) const;
+    // What a connection consumes, for the admin views.
+    struct EndpointInfo
+    {
+        QStringList consumedQueues;
+        int prefetch = 0;
+        qsizetype unacked = 0;
+    };
+    EndpointInfo endpointInfo(Endpoint *endpoint) const;
     void endpointClosed(Endpoint *endpoint);
     void endpointWritable(Endpoint *endpoint);
 
@@ -92,6 +100,20 @@ public:
     const QHash<QString, ExchangeInfo> &exchanges() const { return m_exchanges; }
     QList<storage::BindingRecord> bindings() const;
     const RouterStats &stats() const { return m_stats; }
+
+    // Admin actions. purgeQueue drops the ready messages (deliveries awaiting an ack stay with
+    // their consumers) once the database has dropped the queue's entries; `done` gets how many.
+    // deleteQueue drops the queue, its bindings, every message in it and its consumers, once
+    // the database has. Both fail, changing nothing, when the queue does not exist or storage
+    // fails.
+    struct DeleteOutcome
+    {
+        qint64 messagesDropped = 0;
+        qint64 consumersCancelled = 0;
+        qint64 bindingsRemoved = 0;
+    };
+    void purgeQueue(const QString &name, std::function<void(Result<qint64>)> done);
+    void deleteQueue(const QString &name, std::function<void(Result<DeleteOutcome>)> done);
 
 private:
     struct EndpointState

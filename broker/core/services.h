@@ -12,6 +12,9 @@ class Session;
 namespace storage {
 class Storage;
 }
+namespace limits {
+class RateLimiter;
+}
 
 struct Services
 {
@@ -19,6 +22,7 @@ struct Services
     storage::Storage &storage;
     const AclManager &acl;
     const Config &config;
+    limits::RateLimiter *rateLimiter = nullptr; // null: no rate limits (unit tests)
 };
 
 struct HandlerContext

@@ -1,5 +1,6 @@
 #include "core/router.h"
 #include "handlers/handlers.h"
+#include "limits/ratelimiter.h"
 #include "protocol/envelope.h"
 #include "protocol/replies.h"
 
@@ -26,6 +27,18 @@ void publishBatch(const HandlerContext &ctx, const Request &request, const Reply
     }
     if (messages.isEmpty())
         return reply.send("\n"); // the original answers an empty batch with an empty line
+    // The rate-limit check the dispatcher leaves to us: the batch is N publishes, and a refusal
+    // must still answer one line per message.
+    if (limits::RateLimiter *limiter = ctx.services.rateLimiter) {
+        const ClientIdentity &who = ctx.session.identity();
+        if (const auto refused =
+                limiter->admitRequest(who.cn, who.address, int(messages.size()))) {
+            QByteArray lines;
+            for (const Router::Publication &m : std::as_const(messages))
+                lines += protocol::reply::batchError(refused->text.toUtf8(), m.messageId);
+            return reply.send(lines);
+        }
+    }
     ctx.services.router.publish(ctx.session.identity().cn, QString::fromUtf8(request.args.at(0)),
                                 QString::fromUtf8(request.args.at(1)), std::move(messages), true,
                                 [reply](const QByteArray &lines) { reply.send(lines); });

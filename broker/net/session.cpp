@@ -47,6 +47,7 @@ Session::Session(QSslSocket *socket, ClientIdentity identity, const SessionLimit
 
     m_sinceClientTraffic.start();
     m_sincePing.start();
+    m_clock.start();
     m_livenessTimer.setInterval(1000);
     connect(&m_livenessTimer, &QTimer::timeout, this, &Session::onLivenessTick);
     m_livenessTimer.start();
@@ -61,7 +62,7 @@ void Session::onReadyRead()
 {
     if (m_closing || m_finished)
         return;
-    while (!m_readingPaused && m_socket->bytesAvailable() > 0) {
+    while (!m_readingPaused && !m_outputPaused && m_socket->bytesAvailable() > 0) {
         const QByteArray chunk = m_socket->read(kReadChunk);
         if (chunk.isEmpty())
             break;
@@ -80,6 +81,12 @@ void Session::processBuffer()
     while (!m_closing && !m_shuttingDown) {
         if (qsizetype(m_replies.size()) >= kMaxPendingReplies) {
             m_readingPaused = true;
+            break;
+        }
+        // A client that sends requests but does not read the replies would grow our output
+        // without bound; stop reading it until it catches up (TCP pushes back on it).
+        if (unsentBytes() >= m_limits.outputHighWaterBytes) {
+            m_outputPaused = true;
             break;
         }
         const QByteArrayView rest = QByteArrayView(m_buffer).sliced(offset);
@@ -117,6 +124,9 @@ void Session::handleLine(QByteArrayView line)
         completeReply(slot, parsed.errorReply + '\n');
         return;
     }
+    if (parsed.request.command == protocol::Command::Publish
+        || parsed.request.command == protocol::Command::PublishBatch)
+        m_replies.back().publishStartNs = m_clock.nsecsElapsed();
     m_dispatcher.dispatch(*this, parsed.request, Reply(this, slot));
 }
 
@@ -133,6 +143,14 @@ void Session::completeReply(quint64 slot, const QByteArray &lines)
     PendingReply &pending = m_replies[slot - m_firstSlot];
     pending.ready = true;
     pending.lines += lines;
+    if (pending.publishStartNs >= 0) {
+        // One "ACK <id>" line per stored message; errors name no ACK.
+        if (lines.startsWith("ACK "))
+            ++m_counters.messagesIn;
+        m_counters.messagesIn += quint64(lines.count("\nACK "));
+        if (m_publishObserver)
+            m_publishObserver(m_clock.nsecsElapsed() - pending.publishStartNs);
+    }
     flushReplies();
 }
 
@@ -165,18 +183,38 @@ void Session::flushReplies()
     }
     if (m_shuttingDown && m_replies.empty())
         m_socket->disconnectFromHost();
+    if (!m_wasBackedUp && unsentBytes() >= m_limits.outputHighWaterBytes) {
+        ++m_counters.slowEvents;
+        qCDebug(lcSession, "%s: %lld bytes unsent, deliveries paused (slow consumer)",
+                qPrintable(m_identity.cn), qlonglong(unsentBytes()));
+    }
     if (!canTakeDeliveries())
         m_wasBackedUp = true;
 }
 
+qint64 Session::unsentBytes() const
+{
+    // QSslSocket encrypts eagerly: what the kernel has not taken yet mostly sits in the
+    // encrypted buffer, not in bytesToWrite().
+    return m_socket->bytesToWrite() + m_socket->encryptedBytesToWrite();
+}
+
 bool Session::canTakeDeliveries() const
 {
-    return !m_closing && !m_shuttingDown && m_socket->bytesToWrite() < m_limits.outputHighWaterBytes;
+    return !m_closing && !m_shuttingDown && unsentBytes() < m_limits.outputHighWaterBytes;
 }
 
 void Session::onBytesWritten()
 {
-    if (m_wasBackedUp && m_socket->bytesToWrite() < m_limits.outputHighWaterBytes / 2) {
+    const bool drained = unsentBytes() < m_limits.outputHighWaterBytes / 2;
+    if (m_outputPaused && drained && !m_closing && !m_finished) {
+        m_outputPaused = false;
+        QMetaObject::invokeMethod(this, [this] {
+            processBuffer();
+            onReadyRead();
+        }, Qt::QueuedConnection);
+    }
+    if (m_wasBackedUp && drained) {
         m_wasBackedUp = false;
         Q_EMIT writable(this);
     }

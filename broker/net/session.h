@@ -5,6 +5,7 @@
 // opt-in heartbeat pings, the idle timeout, and the shutdown notice.
 
 #include <deque>
+#include <functional>
 
 #include <QByteArray>
 #include <QElapsedTimer>
@@ -49,6 +50,8 @@ struct SessionCounters
     quint64 bytesIn = 0;
     quint64 bytesOut = 0;
     quint64 deliveriesOut = 0;
+    quint64 messagesIn = 0; // published messages acknowledged ("ACK <id>")
+    quint64 slowEvents = 0; // times the unsent output went over outputHighWaterBytes
 };
 
 class Session final : public QObject, public Endpoint
@@ -63,6 +66,17 @@ public:
 
     const ClientIdentity &identity() const { return m_identity; }
     const SessionCounters &counters() const { return m_counters; }
+    // A configuration reload changed what this CN may do.
+    void setRoles(Roles roles) { m_identity.roles = roles; }
+    // Output written but not yet on the wire (plaintext and encrypted).
+    qint64 unsentBytes() const;
+    // True from the moment unsent output passes the high-water mark until it drains to half.
+    bool isBackedUp() const { return m_wasBackedUp; }
+    // Called with the time from reading each publish/publish_batch line to its reply.
+    void setPublishObserver(std::function<void(qint64 ns)> observer)
+    {
+        m_publishObserver = std::move(observer);
+    }
 
     // Endpoint
     quint64 endpointId() const override { return m_identity.connectionId; }
@@ -105,6 +119,7 @@ private:
     {
         bool ready = false;
         QByteArray lines;
+        qint64 publishStartNs = -1; // set for publish and publish_batch
     };
     std::deque<PendingReply> m_replies; // front has slot id m_firstSlot
     quint64 m_firstSlot = 0;
@@ -118,7 +133,10 @@ private:
     bool m_closing = false;
     bool m_finished = false;
     bool m_wasBackedUp = false;
+    bool m_outputPaused = false; // not reading requests until the client reads our replies
     SessionCounters m_counters;
+    QElapsedTimer m_clock;
+    std::function<void(qint64)> m_publishObserver;
 };
 
 } // namespace cmq

@@ -7,6 +7,7 @@
 // script only when the caller walks to it, hence finish().
 
 #include <QDateTime>
+#include <QSet>
 #include <QSqlDatabase>
 #include <QSqlQuery>
 #include <QString>
@@ -25,6 +26,11 @@ public:
 
     QSqlDatabase &database() { return m_db; }
     bool isPostgres() const { return m_postgres; }
+
+    // Server-side prepared statements live as long as the connection, and so does this session
+    // object: the worker makes a new one for every (re)connect.
+    bool isPrepared(const QByteArray &name) const { return m_prepared.contains(name); }
+    void setPrepared(const QByteArray &name) { m_prepared.insert(name); }
 
     // SQL literals, escaped by the driver (never by hand). NUL characters, which no text column
     // can hold, become U+FFFD instead of silently cutting the statement short.
@@ -55,6 +61,7 @@ public:
 private:
     QSqlDatabase m_db;
     bool m_postgres = false;
+    QSet<QByteArray> m_prepared;
 };
 
 } // namespace cmq::storage

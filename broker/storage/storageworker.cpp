@@ -148,8 +148,11 @@ bool StorageWorker::openConnection(QString *error)
 
     QStringList setup;
     if (m_postgres) {
-        // An ACK means durable: never let a server or role default relax it for this session.
-        setup << QStringLiteral("SET synchronous_commit TO on");
+        // An ACK means durable: a server or role default of off/local must not relax that for
+        // this session (stronger settings such as remote_apply are kept).
+        setup << QStringLiteral("DO $$ BEGIN IF current_setting('synchronous_commit') IN "
+                                "('off', 'local') THEN SET synchronous_commit TO on; END IF; "
+                                "END $$");
         // libpq prints server notices ("already exists, skipping") on stderr otherwise.
         setup << QStringLiteral("SET client_min_messages TO warning");
     } else {

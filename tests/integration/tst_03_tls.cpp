@@ -125,18 +125,17 @@ void tst_Tls::refusedByIdentity()
 
 void tst_Tls::tls11Refused()
 {
-    // A valid identity that offers TLS 1.1 only. OpenSSL 3 needs security level 0 to speak
-    // TLS 1.1 at all; the client must really offer it, so that the failure below is the
-    // broker's protocol_version alert and not the client refusing to start.
+    // A valid identity that offers TLS 1.1 only. The client must really send a TLS 1.1
+    // ClientHello (OpenSSL 3 needs security level 0 for that), so that the failure below is
+    // the broker's protocol_version alert and not the client giving up before it starts.
     TestClient client("sender_1");
     QSslConfiguration config = client.socket().sslConfiguration();
-    // Qt's TlsV1_2OrLater also sets SSL_OP_NO_TLSv1_1, which "Protocol" clears.
-    config.setBackendConfigurationOption("Protocol", QByteArray("-ALL,TLSv1.1"));
-    config.setBackendConfigurationOption("MinProtocol", QByteArray("TLSv1.1"));
-    config.setBackendConfigurationOption("MaxProtocol", QByteArray("TLSv1.1"));
+    QT_WARNING_PUSH
+    QT_WARNING_DISABLE_DEPRECATED
+    config.setProtocol(QSsl::TlsV1_1);
+    QT_WARNING_POP
     config.setBackendConfigurationOption("CipherString", QByteArray("DEFAULT@SECLEVEL=0"));
     client.socket().setSslConfiguration(config);
-    QObject::connect(&client.socket(), &QSslSocket::errorOccurred, [&](auto e) { qDebug() << "DBG" << e << client.socket().errorString(); });
     QVERIFY(!client.connectTo(m_broker.port()));
     QVERIFY2(client.errorString().contains(QLatin1String("alert protocol version")),
              qPrintable(client.errorString()));
@@ -148,13 +147,15 @@ void tst_Tls::serverKeyForms_data()
     QTest::addColumn<QString>("certificate");
     QTest::addColumn<QString>("key");
     QTest::addColumn<QByteArray>("pemHeader");
-    QTest::newRow("RSA PKCS#8") << "server.crt" << "server.key"
-                                << QByteArray("-----BEGIN PRIVATE KEY-----");
-    QTest::newRow("RSA PKCS#1") << "server.crt" << "server-pkcs1.key"
+    QTest::newRow("RSA PKCS#8") << "server.crt"
+                                << "server.key" << QByteArray("-----BEGIN PRIVATE KEY-----");
+    QTest::newRow("RSA PKCS#1") << "server.crt"
+                                << "server-pkcs1.key"
                                 << QByteArray("-----BEGIN RSA PRIVATE KEY-----");
-    QTest::newRow("EC SEC1") << "server-ec.crt" << "server-ec.key"
-                             << QByteArray("-----BEGIN EC PRIVATE KEY-----");
-    QTest::newRow("EC PKCS#8") << "server-ec.crt" << "server-ec-pkcs8.key"
+    QTest::newRow("EC SEC1") << "server-ec.crt"
+                             << "server-ec.key" << QByteArray("-----BEGIN EC PRIVATE KEY-----");
+    QTest::newRow("EC PKCS#8") << "server-ec.crt"
+                               << "server-ec-pkcs8.key"
                                << QByteArray("-----BEGIN PRIVATE KEY-----");
 }
 

@@ -32,6 +32,7 @@ public:
     bool isRunning() const;
 
     quint16 port() const { return m_port; }
+    qint64 pid() const { return m_process.processId(); } // 0 when not running
     QString dataDir() const { return m_dir.path(); }
     QByteArray output(); // everything it printed so far (stdout and stderr)
     int exitCode() const { return m_process.exitCode(); }

@@ -20,6 +20,17 @@ constexpr Roles Receiver = Role::Receiver;
 constexpr Roles Admin = Role::Admin;
 constexpr Roles SenderReceiver = Roles(Role::Sender) | Role::Receiver;
 
+// Roles travel through the data tables as int (Roles::Int is unsigned for a quint8 enum).
+int bits(Roles roles)
+{
+    return int(roles.toInt());
+}
+
+Roles fromBits(int roles)
+{
+    return Roles::fromInt(Roles::Int(roles));
+}
+
 // The matrix as docs/ACL.md states it, written out rather than derived from the code under test.
 struct MatrixRow
 {
@@ -29,20 +40,13 @@ struct MatrixRow
 };
 
 constexpr MatrixRow matrix[] = {
-    {Command::DeclareQueue, false, true},
-    {Command::DeclareExchange, false, true},
-    {Command::Bind, false, true},
-    {Command::Publish, true, false},
-    {Command::PublishBatch, true, false},
-    {Command::Consume, false, true},
-    {Command::Fetch, false, true},
-    {Command::Ack, true, true},
-    {Command::Resend, true, true},
-    {Command::RegisterPublicKey, false, true},
-    {Command::GetPublicKey, true, false},
-    {Command::Heartbeat, true, true},
-    {Command::Pong, true, true},
-    {Command::Qos, false, true},
+    {Command::DeclareQueue, false, true}, {Command::DeclareExchange, false, true},
+    {Command::Bind, false, true},         {Command::Publish, true, false},
+    {Command::PublishBatch, true, false}, {Command::Consume, false, true},
+    {Command::Fetch, false, true},        {Command::Ack, true, true},
+    {Command::Resend, true, true},        {Command::RegisterPublicKey, false, true},
+    {Command::GetPublicKey, true, false}, {Command::Heartbeat, true, true},
+    {Command::Pong, true, true},          {Command::Qos, false, true},
     {Command::Nack, false, true},
 };
 
@@ -95,18 +99,18 @@ void tst_AclManager::rolesFor_data()
 {
     QTest::addColumn<QString>("cn");
     QTest::addColumn<int>("roles");
-    QTest::newRow("sender list") << "sender_1" << Sender.toInt();
-    QTest::newRow("receiver list") << "receiver_1" << Receiver.toInt();
-    QTest::newRow("admin list") << "ops-admin" << Admin.toInt();
-    QTest::newRow("sender+receiver union") << "both-svc" << SenderReceiver.toInt();
-    QTest::newRow("receiver+admin union") << "watcher" << (Receiver | Role::Admin).toInt();
-    QTest::newRow("all three lists") << "everything" << (SenderReceiver | Role::Admin).toInt();
-    QTest::newRow("unknown") << "stranger" << None.toInt();
-    QTest::newRow("empty cn") << "" << None.toInt();
-    QTest::newRow("case differs") << "Sender_1" << None.toInt();
-    QTest::newRow("prefix of a listed cn") << "sender_" << None.toInt();
-    QTest::newRow("listed cn plus suffix") << "sender_1x" << None.toInt();
-    QTest::newRow("trailing space") << "sender_1 " << None.toInt();
+    QTest::newRow("sender list") << "sender_1" << bits(Sender);
+    QTest::newRow("receiver list") << "receiver_1" << bits(Receiver);
+    QTest::newRow("admin list") << "ops-admin" << bits(Admin);
+    QTest::newRow("sender+receiver union") << "both-svc" << bits(SenderReceiver);
+    QTest::newRow("receiver+admin union") << "watcher" << bits(Receiver | Role::Admin);
+    QTest::newRow("all three lists") << "everything" << bits(SenderReceiver | Role::Admin);
+    QTest::newRow("unknown") << "stranger" << bits(None);
+    QTest::newRow("empty cn") << "" << bits(None);
+    QTest::newRow("case differs") << "Sender_1" << bits(None);
+    QTest::newRow("prefix of a listed cn") << "sender_" << bits(None);
+    QTest::newRow("listed cn plus suffix") << "sender_1x" << bits(None);
+    QTest::newRow("trailing space") << "sender_1 " << bits(None);
 }
 
 void tst_AclManager::rolesFor()
@@ -114,33 +118,33 @@ void tst_AclManager::rolesFor()
     QFETCH(QString, cn);
     QFETCH(int, roles);
     const AclManager acl(testAcl());
-    QCOMPARE(acl.rolesFor(cn).toInt(), roles);
+    QCOMPARE(bits(acl.rolesFor(cn)), roles);
 }
 
 void tst_AclManager::emptyAclKnowsNobody()
 {
     const AclManager acl;
-    QCOMPARE(acl.rolesFor("sender_1").toInt(), 0);
-    QCOMPARE(acl.rolesFor("ops-admin").toInt(), 0);
+    QCOMPARE(bits(acl.rolesFor("sender_1")), 0);
+    QCOMPARE(bits(acl.rolesFor("ops-admin")), 0);
 }
 
 void tst_AclManager::rolesToString_data()
 {
     QTest::addColumn<int>("roles");
     QTest::addColumn<QString>("text");
-    QTest::newRow("none") << None.toInt() << "unknown";
-    QTest::newRow("sender") << Sender.toInt() << "sender";
-    QTest::newRow("receiver") << Receiver.toInt() << "receiver";
-    QTest::newRow("admin") << Admin.toInt() << "admin";
-    QTest::newRow("sender+receiver") << SenderReceiver.toInt() << "sender,receiver";
-    QTest::newRow("all") << (SenderReceiver | Role::Admin).toInt() << "sender,receiver,admin";
+    QTest::newRow("none") << bits(None) << "unknown";
+    QTest::newRow("sender") << bits(Sender) << "sender";
+    QTest::newRow("receiver") << bits(Receiver) << "receiver";
+    QTest::newRow("admin") << bits(Admin) << "admin";
+    QTest::newRow("sender+receiver") << bits(SenderReceiver) << "sender,receiver";
+    QTest::newRow("all") << bits(SenderReceiver | Role::Admin) << "sender,receiver,admin";
 }
 
 void tst_AclManager::rolesToString()
 {
     QFETCH(int, roles);
     QFETCH(QString, text);
-    QCOMPARE(cmq::rolesToString(Roles::fromInt(roles)), text);
+    QCOMPARE(cmq::rolesToString(fromBits(roles)), text);
 }
 
 void tst_AclManager::matrixCoversEveryCommand()
@@ -158,17 +162,17 @@ void tst_AclManager::mayRun_data()
     QTest::addColumn<bool>("allowed");
     for (const MatrixRow &row : matrix) {
         const char *name = cmq::protocol::commandName(row.command);
-        QTest::addRow("%s/unknown", name) << row.command << None.toInt() << false;
-        QTest::addRow("%s/sender", name) << row.command << Sender.toInt() << row.sender;
-        QTest::addRow("%s/receiver", name) << row.command << Receiver.toInt() << row.receiver;
-        QTest::addRow("%s/admin", name) << row.command << Admin.toInt() << true;
+        QTest::addRow("%s/unknown", name) << row.command << bits(None) << false;
+        QTest::addRow("%s/sender", name) << row.command << bits(Sender) << row.sender;
+        QTest::addRow("%s/receiver", name) << row.command << bits(Receiver) << row.receiver;
+        QTest::addRow("%s/admin", name) << row.command << bits(Admin) << true;
         QTest::addRow("%s/sender+receiver", name)
-            << row.command << SenderReceiver.toInt() << (row.sender || row.receiver);
+            << row.command << bits(SenderReceiver) << (row.sender || row.receiver);
     }
     // Unknown commands pass the ACL for everyone: the dispatcher answers "Unknown command".
     for (const Roles roles : {None, Sender, Receiver, Admin, SenderReceiver}) {
         QTest::addRow("unknown-command/%s", qPrintable(cmq::rolesToString(roles)))
-            << Command::Unknown << roles.toInt() << true;
+            << Command::Unknown << bits(roles) << true;
     }
 }
 
@@ -177,7 +181,7 @@ void tst_AclManager::mayRun()
     QFETCH(Command, command);
     QFETCH(int, roles);
     QFETCH(bool, allowed);
-    QCOMPARE(AclManager::mayRun(Roles::fromInt(roles), command), allowed);
+    QCOMPARE(AclManager::mayRun(fromBits(roles), command), allowed);
 }
 
 void tst_AclManager::commandDenied_data()
@@ -186,16 +190,16 @@ void tst_AclManager::commandDenied_data()
     QTest::addColumn<int>("roles");
     QTest::addColumn<QString>("text");
     QTest::newRow("publish/receiver")
-        << Command::Publish << Receiver.toInt()
+        << Command::Publish << bits(Receiver)
         << "Permission denied: 'publish' is not allowed for role receiver";
     QTest::newRow("declare_queue/sender")
-        << Command::DeclareQueue << Sender.toInt()
+        << Command::DeclareQueue << bits(Sender)
         << "Permission denied: 'declare_queue' is not allowed for role sender";
     QTest::newRow("get_public_key/unknown")
-        << Command::GetPublicKey << None.toInt()
+        << Command::GetPublicKey << bits(None)
         << "Permission denied: 'get_public_key' is not allowed for role unknown";
     QTest::newRow("register_public_key/sender")
-        << Command::RegisterPublicKey << Sender.toInt()
+        << Command::RegisterPublicKey << bits(Sender)
         << "Permission denied: 'register_public_key' is not allowed for role sender";
 }
 
@@ -204,7 +208,7 @@ void tst_AclManager::commandDenied()
     QFETCH(Command, command);
     QFETCH(int, roles);
     QFETCH(QString, text);
-    QCOMPARE(AclManager::commandDenied(Roles::fromInt(roles), command), text);
+    QCOMPARE(AclManager::commandDenied(fromBits(roles), command), text);
 }
 
 void tst_AclManager::mayUseQueue_data()
@@ -213,44 +217,59 @@ void tst_AclManager::mayUseQueue_data()
     QTest::addColumn<QString>("cn");
     QTest::addColumn<QString>("queue");
     QTest::addColumn<QString>("error"); // empty: allowed
-    const auto r = Receiver.toInt();
-    QTest::newRow("own queue") << r << "receiver_1" << "receiver_1_queue" << "";
-    QTest::newRow("own, one char after _") << r << "receiver_1" << "receiver_1_x" << "";
-    QTest::newRow("own, _ inside suffix") << r << "receiver_1" << "receiver_1_a_b" << "";
-    QTest::newRow("cn_ alone") << r << "receiver_1" << "receiver_1_"
-                               << queueDenied("receiver_1_", "receiver_1");
-    QTest::newRow("cn alone") << r << "receiver_1" << "receiver_1"
-                              << queueDenied("receiver_1", "receiver_1");
+    const auto r = bits(Receiver);
+    QTest::newRow("own queue") << r << "receiver_1"
+                               << "receiver_1_queue"
+                               << "";
+    QTest::newRow("own, one char after _") << r << "receiver_1"
+                                           << "receiver_1_x"
+                                           << "";
+    QTest::newRow("own, _ inside suffix") << r << "receiver_1"
+                                          << "receiver_1_a_b"
+                                          << "";
+    QTest::newRow("cn_ alone") << r << "receiver_1"
+                               << "receiver_1_" << queueDenied("receiver_1_", "receiver_1");
+    QTest::newRow("cn alone") << r << "receiver_1"
+                              << "receiver_1" << queueDenied("receiver_1", "receiver_1");
     QTest::newRow("longer cn sharing the prefix")
-        << r << "receiver_1" << "receiver_10_queue"
-        << queueDenied("receiver_10_queue", "receiver_1");
+        << r << "receiver_1"
+        << "receiver_10_queue" << queueDenied("receiver_10_queue", "receiver_1");
     QTest::newRow("another receiver's queue")
-        << r << "receiver_1" << "receiver_2_queue" << queueDenied("receiver_2_queue", "receiver_1");
+        << r << "receiver_1"
+        << "receiver_2_queue" << queueDenied("receiver_2_queue", "receiver_1");
     QTest::newRow("shared-looking name")
-        << r << "receiver_1" << "CipherMQ_queue" << queueDenied("CipherMQ_queue", "receiver_1");
-    QTest::newRow("case differs")
-        << r << "receiver_1" << "Receiver_1_queue" << queueDenied("Receiver_1_queue", "receiver_1");
+        << r << "receiver_1"
+        << "CipherMQ_queue" << queueDenied("CipherMQ_queue", "receiver_1");
+    QTest::newRow("case differs") << r << "receiver_1"
+                                  << "Receiver_1_queue"
+                                  << queueDenied("Receiver_1_queue", "receiver_1");
     QTest::newRow("cn not at the start")
-        << r << "receiver_1" << "x_receiver_1_queue"
-        << queueDenied("x_receiver_1_queue", "receiver_1");
+        << r << "receiver_1"
+        << "x_receiver_1_queue" << queueDenied("x_receiver_1_queue", "receiver_1");
     QTest::newRow("other separator")
-        << r << "receiver_1" << "receiver_1-queue" << queueDenied("receiver_1-queue", "receiver_1");
-    QTest::newRow("sender+receiver, own") << SenderReceiver.toInt() << "both-svc"
-                                          << "both-svc_queue" << "";
+        << r << "receiver_1"
+        << "receiver_1-queue" << queueDenied("receiver_1-queue", "receiver_1");
+    QTest::newRow("sender+receiver, own") << bits(SenderReceiver) << "both-svc"
+                                          << "both-svc_queue"
+                                          << "";
     QTest::newRow("sender+receiver, other")
-        << SenderReceiver.toInt() << "both-svc" << "receiver_1_queue"
-        << queueDenied("receiver_1_queue", "both-svc");
-    QTest::newRow("admin, another's queue") << Admin.toInt() << "ops-admin" << "receiver_2_queue"
+        << bits(SenderReceiver) << "both-svc"
+        << "receiver_1_queue" << queueDenied("receiver_1_queue", "both-svc");
+    QTest::newRow("admin, another's queue") << bits(Admin) << "ops-admin"
+                                            << "receiver_2_queue"
                                             << "";
-    QTest::newRow("admin, any name") << Admin.toInt() << "ops-admin" << "anything" << "";
-    QTest::newRow("admin+receiver, any name")
-        << (Receiver | Role::Admin).toInt() << "watcher" << "receiver_1_queue" << "";
+    QTest::newRow("admin, any name") << bits(Admin) << "ops-admin"
+                                     << "anything"
+                                     << "";
+    QTest::newRow("admin+receiver, any name") << bits(Receiver | Role::Admin) << "watcher"
+                                              << "receiver_1_queue"
+                                              << "";
     // Senders own no queues, not even ones named after them.
     QTest::newRow("sender, own-named queue")
-        << Sender.toInt() << "sender_1" << "sender_1_queue"
-        << queueDenied("sender_1_queue", "sender_1");
-    QTest::newRow("unknown") << None.toInt() << "stranger" << "stranger_queue"
-                             << queueDenied("stranger_queue", "stranger");
+        << bits(Sender) << "sender_1"
+        << "sender_1_queue" << queueDenied("sender_1_queue", "sender_1");
+    QTest::newRow("unknown") << bits(None) << "stranger"
+                             << "stranger_queue" << queueDenied("stranger_queue", "stranger");
 }
 
 void tst_AclManager::mayUseQueue()
@@ -259,7 +278,7 @@ void tst_AclManager::mayUseQueue()
     QFETCH(QString, cn);
     QFETCH(QString, queue);
     QFETCH(QString, error);
-    const cmq::Status status = AclManager::mayUseQueue(Roles::fromInt(roles), cn, queue);
+    const cmq::Status status = AclManager::mayUseQueue(fromBits(roles), cn, queue);
     QCOMPARE(bool(status), error.isEmpty());
     if (!status)
         QCOMPARE(status.error(), error);
@@ -271,29 +290,40 @@ void tst_AclManager::mayBindRoutingKey_data()
     QTest::addColumn<QString>("cn");
     QTest::addColumn<QString>("key");
     QTest::addColumn<QString>("error"); // empty: allowed
-    const auto r = Receiver.toInt();
-    QTest::newRow("cn_key, as existing receivers bind")
-        << r << "receiver_1" << "receiver_1_key" << "";
-    QTest::newRow("exactly the cn") << r << "receiver_1" << "receiver_1" << "";
-    QTest::newRow("cn_ alone") << r << "receiver_1" << "receiver_1_" << "";
+    const auto r = bits(Receiver);
+    QTest::newRow("cn_key, as existing receivers bind") << r << "receiver_1"
+                                                        << "receiver_1_key"
+                                                        << "";
+    QTest::newRow("exactly the cn") << r << "receiver_1"
+                                    << "receiver_1"
+                                    << "";
+    QTest::newRow("cn_ alone") << r << "receiver_1"
+                               << "receiver_1_"
+                               << "";
     // receiver_10's keys are not receiver_1's: binding one would copy receiver_10's traffic.
     QTest::newRow("longer cn sharing the prefix")
-        << r << "receiver_1" << "receiver_10_key" << keyDenied("receiver_10_key", "receiver_1");
+        << r << "receiver_1"
+        << "receiver_10_key" << keyDenied("receiver_10_key", "receiver_1");
     QTest::newRow("another receiver's key")
-        << r << "receiver_1" << "receiver_2_key" << keyDenied("receiver_2_key", "receiver_1");
-    QTest::newRow("unrelated key") << r << "receiver_1" << "orders"
-                                   << keyDenied("orders", "receiver_1");
-    QTest::newRow("case differs")
-        << r << "receiver_1" << "Receiver_1_key" << keyDenied("Receiver_1_key", "receiver_1");
+        << r << "receiver_1"
+        << "receiver_2_key" << keyDenied("receiver_2_key", "receiver_1");
+    QTest::newRow("unrelated key") << r << "receiver_1"
+                                   << "orders" << keyDenied("orders", "receiver_1");
+    QTest::newRow("case differs") << r << "receiver_1"
+                                  << "Receiver_1_key" << keyDenied("Receiver_1_key", "receiver_1");
     QTest::newRow("cn not at the start")
-        << r << "receiver_1" << "x_receiver_1" << keyDenied("x_receiver_1", "receiver_1");
-    QTest::newRow("sender+receiver, own")
-        << SenderReceiver.toInt() << "both-svc" << "both-svc_key" << "";
-    QTest::newRow("admin, any key") << Admin.toInt() << "ops-admin" << "receiver_2_key" << "";
-    QTest::newRow("sender") << Sender.toInt() << "sender_1" << "sender_1_key"
-                            << keyDenied("sender_1_key", "sender_1");
-    QTest::newRow("unknown") << None.toInt() << "stranger" << "stranger_key"
-                             << keyDenied("stranger_key", "stranger");
+        << r << "receiver_1"
+        << "x_receiver_1" << keyDenied("x_receiver_1", "receiver_1");
+    QTest::newRow("sender+receiver, own") << bits(SenderReceiver) << "both-svc"
+                                          << "both-svc_key"
+                                          << "";
+    QTest::newRow("admin, any key") << bits(Admin) << "ops-admin"
+                                    << "receiver_2_key"
+                                    << "";
+    QTest::newRow("sender") << bits(Sender) << "sender_1"
+                            << "sender_1_key" << keyDenied("sender_1_key", "sender_1");
+    QTest::newRow("unknown") << bits(None) << "stranger"
+                             << "stranger_key" << keyDenied("stranger_key", "stranger");
 }
 
 void tst_AclManager::mayBindRoutingKey()
@@ -302,7 +332,7 @@ void tst_AclManager::mayBindRoutingKey()
     QFETCH(QString, cn);
     QFETCH(QString, key);
     QFETCH(QString, error);
-    const cmq::Status status = AclManager::mayBindRoutingKey(Roles::fromInt(roles), cn, key);
+    const cmq::Status status = AclManager::mayBindRoutingKey(fromBits(roles), cn, key);
     QCOMPARE(bool(status), error.isEmpty());
     if (!status)
         QCOMPARE(status.error(), error);

@@ -78,6 +78,10 @@ QString valueOf(const Config &c, const QString &key)
         {"server.connection_type", c.server.connectionType},
         {"server.max_line_bytes", n(c.server.maxLineBytes)},
         {"server.handshake_timeout_ms", n(c.server.handshakeTimeoutMs)},
+        {"server.max_connections", n(c.server.maxConnections)},
+        {"server.max_handshakes", n(c.server.maxHandshakes)},
+        {"server.max_handshakes_per_ip", n(c.server.maxHandshakesPerIp)},
+        {"server.output_buffer_bytes", n(c.server.outputBufferBytes)},
         {"tls.cert_path", c.tls.certPath},
         {"tls.key_path", c.tls.keyPath},
         {"tls.ca_cert_path", c.tls.caCertPath},
@@ -88,6 +92,7 @@ QString valueOf(const Config &c, const QString &key)
         {"logging.debug_file_path", c.logging.debugFilePath},
         {"logging.error_file_path", c.logging.errorFilePath},
         {"logging.max_size_mb", n(c.logging.maxSizeMb)},
+        {"logging.max_files", n(c.logging.maxFiles)},
         {"database.driver", c.database.driver},
         {"database.path", c.database.path},
         {"database.host", c.database.host},
@@ -110,6 +115,8 @@ QString valueOf(const Config &c, const QString &key)
         {"admin.enabled", b(c.admin.enabled)},
         {"admin.address", addr(c.admin.address)},
         {"admin.allowed_cns", c.admin.allowedCns.join(u',')},
+        {"admin.metrics_http_address", addr(c.admin.metricsHttpAddress)},
+        {"admin.metrics_http_tls", b(c.admin.metricsHttpTls)},
         {"rate_limit.enabled", b(c.rateLimit.enabled)},
         {"rate_limit.global_rps", n(c.rateLimit.globalRps)},
         {"rate_limit.global_burst", n(c.rateLimit.globalBurst)},
@@ -130,6 +137,10 @@ address = "[::1]:6000"
 connection_type = "tls"
 max_line_bytes = 2048
 handshake_timeout_ms = 1500
+max_connections = 300
+max_handshakes = 40
+max_handshakes_per_ip = 4
+output_buffer_bytes = 131072
 
 [tls]
 cert_path = "$DIR/certs/server.crt"
@@ -144,6 +155,7 @@ info_file_path = "/var/log/cmq/i.log"
 debug_file_path = "/var/log/cmq/d.log"
 error_file_path = "/var/log/cmq/e.log"
 max_size_mb = 7
+max_files = 3
 
 [database]
 driver = "postgresql"
@@ -174,6 +186,8 @@ ack_timeout_sec = 16
 enabled = true
 address = "localhost:9999"
 allowed_cns = ["ops-1", "ops-2"]
+metrics_http_address = "10.0.0.5:9464"
+metrics_http_tls = true
 
 [rate_limit]
 enabled = false
@@ -201,6 +215,10 @@ const Expected kFullExpected[] = {
     {"server.connection_type", "tls"},
     {"server.max_line_bytes", "2048"},
     {"server.handshake_timeout_ms", "1500"},
+    {"server.max_connections", "300"},
+    {"server.max_handshakes", "40"},
+    {"server.max_handshakes_per_ip", "4"},
+    {"server.output_buffer_bytes", "131072"},
     {"tls.cert_path", "$DIR/certs/server.crt"},
     {"tls.key_path", "$DIR/certs/server.key"},
     {"tls.ca_cert_path", "$DIR/certs/ca.crt"},
@@ -211,6 +229,7 @@ const Expected kFullExpected[] = {
     {"logging.debug_file_path", "/var/log/cmq/d.log"},
     {"logging.error_file_path", "/var/log/cmq/e.log"},
     {"logging.max_size_mb", "7"},
+    {"logging.max_files", "3"},
     {"database.driver", "postgresql"},
     {"database.path", "/srv/cmq.db"},
     {"database.host", "db.internal"},
@@ -233,6 +252,8 @@ const Expected kFullExpected[] = {
     {"admin.enabled", "true"},
     {"admin.address", "127.0.0.1 9999"},
     {"admin.allowed_cns", "ops-1,ops-2"},
+    {"admin.metrics_http_address", "10.0.0.5 9464"},
+    {"admin.metrics_http_tls", "true"},
     {"rate_limit.enabled", "false"},
     {"rate_limit.global_rps", "1.5"},
     {"rate_limit.global_burst", "2.5"},
@@ -419,6 +440,21 @@ void tst_Config::valid_data()
     row("integer rps", "rate_limit", "global_rps", "100", "100");
     row("tiny burst", "rate_limit", "publish_burst", "0.001", "0.001");
     row("rotation never", "logging", "rotation", str("never"), "never");
+    row("keep every log", "logging", "max_files", "0", "0");
+    row("one connection", "server", "max_connections", "1", "1");
+    row("smallest output buffer", "server", "output_buffer_bytes", "65536", "65536");
+    row("metrics on loopback", "admin", "metrics_http_address", str("127.0.0.1:9464"),
+        "127.0.0.1 9464");
+    row("metrics on ipv6 loopback", "admin", "metrics_http_address", str("[::1]:9464"),
+        "::1 9464");
+    row("metrics off", "admin", "metrics_http_address", str(""), " 0");
+    QTest::newRow("metrics anywhere with tls")
+        << Doc()
+               .set("admin", "metrics_http_address", str("0.0.0.0:9464"))
+               .set("admin", "metrics_http_tls", "true")
+               .text()
+        << "admin.metrics_http_address"
+        << "0.0.0.0 9464";
     row("level trace", "logging", "level", str("trace"), "trace");
     row("empty acl", "acl", "sender_cns", "[]", "");
     row("aes_key unpadded", "encryption", "aes_key", str(keyBytes('b').toBase64().chopped(1)),
@@ -547,6 +583,24 @@ void tst_Config::invalid_data()
         "rate_limit.max_connections_per_ip: must be at least 1 (got 0)");
     set("per cn 0", "rate_limit", "max_connections_per_cn", "0",
         "rate_limit.max_connections_per_cn: must be at least 1 (got 0)");
+    set("max_connections 0", "server", "max_connections", "0",
+        "server.max_connections: must be at least 1 (got 0)");
+    set("max_handshakes 0", "server", "max_handshakes", "0",
+        "server.max_handshakes: must be at least 1 (got 0)");
+    set("max_handshakes_per_ip 0", "server", "max_handshakes_per_ip", "0",
+        "server.max_handshakes_per_ip: must be at least 1 (got 0)");
+    set("output buffer small", "server", "output_buffer_bytes", "65535",
+        "server.output_buffer_bytes: must be between 65536 and 1073741824 (got 65535)");
+    set("max_files negative", "logging", "max_files", "-1",
+        "logging.max_files: must be at least 0 (got -1)");
+    set("metrics address bad", "admin", "metrics_http_address", str("metrics:9464"),
+        "admin.metrics_http_address: \"metrics\" is not an IPv4 address, [IPv6] address or "
+        "localhost (got \"metrics:9464\")");
+    set("metrics plain off loopback", "admin", "metrics_http_address", str("0.0.0.0:9464"),
+        "admin.metrics_http_address: must be a loopback address unless admin.metrics_http_tls "
+        "is true (got \"0.0.0.0:9464\")");
+    set("metrics tls not bool", "admin", "metrics_http_tls", str("yes"),
+        "admin.metrics_http_tls: must be true or false (got string)");
 
     // Enumerations.
     set("connection_type tcp", "server", "connection_type", str("tcp"),

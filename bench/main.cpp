@@ -1,0 +1,190 @@
+// ciphermq-bench: P publishers and C consumers over mTLS against a running broker; reports
+// publish-confirm and delivery throughput, end-to-end latency percentiles and broker RSS.
+// Usage and recorded results: bench/README.md.
+
+#include <cstdio>
+#include <memory>
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSslSocket>
+#include <QThread>
+#include <QTimer>
+
+#include "benchoptions.h"
+#include "consumer.h"
+#include "publisher.h"
+#include "tls/tlsidentity.h"
+
+using namespace cmq::bench;
+
+// The receiver's topology, set up synchronously before the run.
+static bool declareTopology(const BenchOptions &o)
+{
+    const QDir dir(o.certDir);
+    const auto config = cmq::tls::clientConfiguration(cmq::tls::TlsFiles{
+        dir.filePath(o.receiver + ".crt"), dir.filePath(o.receiver + ".key"),
+        dir.filePath("ca.crt")});
+    if (!config) {
+        std::fprintf(stderr, "ciphermq-bench: %s\n", qPrintable(config.error()));
+        return false;
+    }
+    QSslSocket socket;
+    socket.setSslConfiguration(config.value());
+    socket.connectToHostEncrypted(o.host, o.port);
+    if (!socket.waitForEncrypted(15000)) {
+        std::fprintf(stderr, "ciphermq-bench: cannot connect: %s\n",
+                     qPrintable(socket.errorString()));
+        return false;
+    }
+    const QByteArray queue = (o.receiver + u'_' + o.queueSuffix).toUtf8();
+    const QList<QByteArray> requests = {"declare_queue " + queue,
+                                        "declare_exchange CipherMQ_exchange",
+                                        "bind " + queue + " CipherMQ_exchange " + queue};
+    for (const QByteArray &request : requests) {
+        socket.write(request + '\n');
+        while (!socket.canReadLine()) {
+            if (!socket.waitForReadyRead(15000)) {
+                std::fprintf(stderr, "ciphermq-bench: no reply to %s\n", request.constData());
+                return false;
+            }
+        }
+        const QByteArray reply = socket.readLine().trimmed();
+        if (reply.startsWith("Error") || reply.startsWith("Missing")) {
+            std::fprintf(stderr, "ciphermq-bench: %s: %s\n", request.constData(),
+                         reply.constData());
+            return false;
+        }
+    }
+    socket.disconnectFromHost();
+    return true;
+}
+
+static qint64 rssKiB(qint64 pid)
+{
+    QFile status(QStringLiteral("/proc/%1/status").arg(pid));
+    if (!status.open(QIODevice::ReadOnly))
+        return 0;
+    for (const QByteArray &line : status.readAll().split('\n')) {
+        if (line.startsWith("VmRSS:"))
+            return line.mid(6).trimmed().split(' ').value(0).toLongLong();
+    }
+    return 0;
+}
+
+int main(int argc, char *argv[])
+{
+    QCoreApplication app(argc, argv);
+    const auto parsed = parseOptions(app.arguments());
+    if (!parsed) {
+        std::fprintf(stderr, "%s\n", qPrintable(parsed.error()));
+        return 2;
+    }
+    const BenchOptions options = parsed.value();
+    if (!declareTopology(options))
+        return 1;
+
+    RunState state;
+    state.budget = options.count;
+    std::vector<std::unique_ptr<QThread>> threads;
+    std::vector<Publisher *> publishers;
+    std::vector<Consumer *> consumers;
+    const auto spawn = [&](QObject *worker, auto startFn) {
+        auto thread = std::make_unique<QThread>();
+        worker->moveToThread(thread.get());
+        thread->start();
+        QMetaObject::invokeMethod(worker, startFn, Qt::QueuedConnection);
+        threads.push_back(std::move(thread));
+    };
+    for (int i = 0; i < options.consumers; ++i) {
+        auto *consumer = new Consumer(options, state);
+        consumers.push_back(consumer);
+        spawn(consumer, [consumer] { consumer->start(); });
+    }
+
+    qint64 maxRss = 0;
+    qint64 startedUs = 0;
+    bool publishing = false;
+    QTimer tick;
+    tick.setInterval(100);
+    QObject::connect(&tick, &QTimer::timeout, &app, [&] {
+        if (options.brokerPid > 0)
+            maxRss = std::max(maxRss, rssKiB(options.brokerPid));
+        const qint64 now = nowMicros();
+        if (!publishing) {
+            if (state.consumersReady.load() < options.consumers)
+                return;
+            publishing = true;
+            startedUs = now;
+            for (int i = 0; i < options.publishers; ++i) {
+                auto *publisher = new Publisher(options, i, state);
+                publishers.push_back(publisher);
+                spawn(publisher, [publisher] { publisher->start(); });
+            }
+            return;
+        }
+        if (options.count == 0 && double(now - startedUs) / 1e6 >= options.durationSec)
+            state.stopPublishing = true;
+        const bool published = state.publishersDone.load() >= options.publishers;
+        const bool drained = options.consumers == 0
+                             || state.delivered.load() >= state.confirmed.load();
+        const bool drainTimedOut = published && now - state.lastDeliveryUs.load() > 30'000'000
+                                   && now - state.lastConfirmUs.load() > 30'000'000;
+        if ((published && drained) || drainTimedOut || state.failures.load() > 0)
+            app.quit();
+    });
+    tick.start();
+    app.exec();
+
+    for (auto &thread : threads) {
+        thread->quit();
+        thread->wait();
+    }
+    LatencyHistogram confirm, endToEnd;
+    for (Publisher *p : publishers)
+        confirm.merge(p->confirmLatency());
+    for (Consumer *c : consumers)
+        endToEnd.merge(c->endToEndLatency());
+    // Their threads have finished: safe to delete from here.
+    qDeleteAll(publishers);
+    qDeleteAll(consumers);
+
+    const double publishSec = double(state.lastConfirmUs - state.firstPublishUs) / 1e6;
+    const double deliverSec = double(state.lastDeliveryUs - state.firstPublishUs) / 1e6;
+    const double publishRate = publishSec > 0 ? double(state.confirmed) / publishSec : 0;
+    const double deliverRate = deliverSec > 0 ? double(state.delivered) / deliverSec : 0;
+    QJsonObject result{
+        {"publishers", options.publishers}, {"consumers", options.consumers},
+        {"size", options.messageBytes}, {"window", options.window},
+        {"prefetch", options.prefetch}, {"confirmed", double(state.confirmed)},
+        {"refused", double(state.refused)}, {"delivered", double(state.delivered)},
+        {"publish_rate", qRound(publishRate)}, {"deliver_rate", qRound(deliverRate)},
+        {"confirm_p50_ms", confirm.percentileMs(50)}, {"confirm_p99_ms", confirm.percentileMs(99)},
+        {"e2e_p50_ms", endToEnd.percentileMs(50)}, {"e2e_p99_ms", endToEnd.percentileMs(99)},
+        {"e2e_p999_ms", endToEnd.percentileMs(99.9)}, {"broker_max_rss_mb", double(maxRss) / 1024},
+        {"failures", state.failures.load()}};
+    if (options.json) {
+        std::printf("%s\n", QJsonDocument(result).toJson(QJsonDocument::Compact).constData());
+    } else {
+        std::printf("publishers %d, consumers %d, %d-byte ciphertext, window %d, prefetch %d\n",
+                    options.publishers, options.consumers, options.messageBytes, options.window,
+                    options.prefetch);
+        std::printf("confirmed %lld, refused %lld, delivered %lld\n",
+                    qlonglong(state.confirmed.load()), qlonglong(state.refused.load()),
+                    qlonglong(state.delivered.load()));
+        std::printf("publish→ACK   %9.0f msg/s   p50 %.2f ms   p99 %.2f ms\n", publishRate,
+                    confirm.percentileMs(50), confirm.percentileMs(99));
+        std::printf("delivery      %9.0f msg/s   end-to-end p50 %.2f ms   p99 %.2f ms   "
+                    "p99.9 %.2f ms\n",
+                    deliverRate, endToEnd.percentileMs(50), endToEnd.percentileMs(99),
+                    endToEnd.percentileMs(99.9));
+        if (options.brokerPid > 0)
+            std::printf("broker RSS max %.1f MB\n", double(maxRss) / 1024);
+    }
+    const bool complete = state.failures == 0 && state.refused == 0
+                          && (options.consumers == 0 || state.delivered >= state.confirmed);
+    return complete ? 0 : 1;
+}

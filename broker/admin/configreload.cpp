@@ -1,0 +1,96 @@
+#include "admin/configreload.h"
+
+#include <QJsonArray>
+
+namespace cmq {
+
+static bool same(const HostPort &a, const HostPort &b)
+{
+    return a.host == b.host && a.port == b.port;
+}
+
+QStringList restartRequired(const Config &r, const Config &n)
+{
+    QStringList keys;
+    const auto check = [&keys](bool differs, const char *key) {
+        if (differs)
+            keys.append(QString::fromLatin1(key));
+    };
+    check(!same(r.server.address, n.server.address), "server.address");
+    check(r.server.maxLineBytes != n.server.maxLineBytes, "server.max_line_bytes");
+    check(r.server.handshakeTimeoutMs != n.server.handshakeTimeoutMs,
+          "server.handshake_timeout_ms");
+    check(r.server.maxConnections != n.server.maxConnections, "server.max_connections");
+    check(r.server.maxHandshakes != n.server.maxHandshakes, "server.max_handshakes");
+    check(r.server.maxHandshakesPerIp != n.server.maxHandshakesPerIp,
+          "server.max_handshakes_per_ip");
+    check(r.server.outputBufferBytes != n.server.outputBufferBytes, "server.output_buffer_bytes");
+    check(r.tls.certPath != n.tls.certPath, "tls.cert_path");
+    check(r.tls.keyPath != n.tls.keyPath, "tls.key_path");
+    check(r.tls.caCertPath != n.tls.caCertPath, "tls.ca_cert_path");
+    check(r.tls.crlPath != n.tls.crlPath, "tls.crl_path");
+    check(r.logging.level != n.logging.level, "logging.level");
+    check(r.logging.rotation != n.logging.rotation, "logging.rotation");
+    check(r.logging.infoFilePath != n.logging.infoFilePath, "logging.info_file_path");
+    check(r.logging.debugFilePath != n.logging.debugFilePath, "logging.debug_file_path");
+    check(r.logging.errorFilePath != n.logging.errorFilePath, "logging.error_file_path");
+    check(r.logging.maxSizeMb != n.logging.maxSizeMb, "logging.max_size_mb");
+    check(r.logging.maxFiles != n.logging.maxFiles, "logging.max_files");
+    check(r.database.driver != n.database.driver || r.database.path != n.database.path
+              || r.database.host != n.database.host || r.database.port != n.database.port
+              || r.database.user != n.database.user || r.database.password != n.database.password
+              || r.database.dbname != n.database.dbname,
+          "database");
+    check(r.encryption.aesKey != n.encryption.aesKey, "encryption.aes_key");
+    check(r.performance.maxQueueSize != n.performance.maxQueueSize
+              || r.performance.overflowPolicy != n.performance.overflowPolicy
+              || r.performance.heartbeatTimeout != n.performance.heartbeatTimeout
+              || r.performance.idleTimeoutSec != n.performance.idleTimeoutSec
+              || r.performance.defaultPrefetch != n.performance.defaultPrefetch
+              || r.performance.ackTimeoutSec != n.performance.ackTimeoutSec
+              || r.performance.cleanupInterval != n.performance.cleanupInterval
+              || r.performance.consumerCleanupInterval != n.performance.consumerCleanupInterval,
+          "performance");
+    check(r.admin.enabled != n.admin.enabled, "admin.enabled");
+    check(!same(r.admin.address, n.admin.address), "admin.address");
+    check(!same(r.admin.metricsHttpAddress, n.admin.metricsHttpAddress),
+          "admin.metrics_http_address");
+    check(r.admin.metricsHttpTls != n.admin.metricsHttpTls, "admin.metrics_http_tls");
+    return keys;
+}
+
+void applyReloadable(Config &running, const Config &next)
+{
+    running.acl = next.acl;
+    running.admin.allowedCns = next.admin.allowedCns;
+    running.rateLimit = next.rateLimit;
+}
+
+QJsonObject reloadSummary(const Config &c, int connectionsClosed, int connectionsUpdated,
+                          const QStringList &restart)
+{
+    const Config::RateLimit &r = c.rateLimit;
+    return QJsonObject{
+        {QStringLiteral("ok"), true},
+        {QStringLiteral("action"), QStringLiteral("reload")},
+        {QStringLiteral("config"), c.sourcePath},
+        {QStringLiteral("acl"),
+         QJsonObject{{QStringLiteral("sender_cns"), qint64(c.acl.senderCns.size())},
+                     {QStringLiteral("receiver_cns"), qint64(c.acl.receiverCns.size())},
+                     {QStringLiteral("admin_cns"), qint64(c.acl.adminCns.size())}}},
+        {QStringLiteral("admin_allowed_cns"), qint64(c.admin.allowedCns.size())},
+        {QStringLiteral("rate_limit"),
+         QJsonObject{{QStringLiteral("enabled"), r.enabled},
+                     {QStringLiteral("global_rps"), r.globalRps},
+                     {QStringLiteral("global_burst"), r.globalBurst},
+                     {QStringLiteral("publish_rps"), r.publishRps},
+                     {QStringLiteral("publish_burst"), r.publishBurst},
+                     {QStringLiteral("max_connections_per_ip"), r.maxConnectionsPerIp},
+                     {QStringLiteral("max_connections_per_cn"), r.maxConnectionsPerCn}}},
+        {QStringLiteral("connections_closed"), connectionsClosed},
+        {QStringLiteral("connections_updated"), connectionsUpdated},
+        {QStringLiteral("restart_required"), QJsonArray::fromStringList(restart)},
+    };
+}
+
+} // namespace cmq

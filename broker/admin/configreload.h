@@ -1,0 +1,23 @@
+#pragma once
+// What a configuration reload (`reload`, SIGHUP) may change at run time and what it may not:
+// [acl], admin.allowed_cns and [rate_limit] are applied; every other difference is reported as
+// needing a restart.
+
+#include <QJsonObject>
+#include <QStringList>
+
+#include "config/config.h"
+
+namespace cmq {
+
+// Dotted keys whose new value differs and only takes effect after a restart.
+QStringList restartRequired(const Config &running, const Config &next);
+
+// Copies the reloadable parts of `next` into `running`.
+void applyReloadable(Config &running, const Config &next);
+
+// The `reload` reply (docs/ADMIN-PROTOCOL.md, "Reload object").
+QJsonObject reloadSummary(const Config &applied, int connectionsClosed, int connectionsUpdated,
+                          const QStringList &restart);
+
+} // namespace cmq

@@ -1,0 +1,36 @@
+#pragma once
+// The JSON views of the admin protocol (docs/ADMIN-PROTOCOL.md, "JSON schemas"): queues,
+// exchanges, bindings, connections, rate limits and the whole snapshot. Built on demand from
+// the live objects; nothing here is cached.
+
+#include <QJsonArray>
+#include <QJsonObject>
+#include <QList>
+
+#include "admin/adminrequest.h"
+
+namespace cmq {
+
+struct AdminContext;
+class AdminSession;
+class Router;
+class Session;
+namespace limits {
+class RateLimiter;
+}
+
+namespace snapshot {
+
+QJsonArray queues(const Router &router);
+QJsonArray exchanges(const Router &router);
+QJsonArray bindings(const Router &router);
+QJsonObject connection(const Session &session, const Router &router);
+QJsonObject connection(const AdminSession &session);
+QJsonArray connections(const AdminContext &context, const QList<AdminSession *> &admins);
+QJsonObject rateLimits(const AdminContext &context);
+// The `json` reply and each `Snapshot:` line (without "sequence").
+QJsonObject full(const AdminContext &context, const QList<AdminSession *> &admins,
+                 admin::Sections sections = admin::AllSections);
+
+} // namespace snapshot
+} // namespace cmq

@@ -1,0 +1,522 @@
+#include "metrics/brokermetrics.h"
+
+#include <algorithm>
+
+#include <QCoreApplication>
+#include <QMap>
+#include <QJsonArray>
+
+#include "core/router.h"
+#include "limits/ratelimiter.h"
+#include "metrics/processinfo.h"
+#include "metrics/queuestats.h"
+
+namespace cmq::metrics {
+
+constexpr int kSampleIntervalMs = 1000;
+
+using Type = MetricFamily::Type;
+
+static QString isoTime(const QDateTime &time)
+{
+    return time.toUTC().toString(Qt::ISODateWithMs);
+}
+
+static QList<double> latencyBounds()
+{
+    // 100 µs to ~6.5 s: group commits take milliseconds, outliers seconds.
+    return Histogram::exponentialBounds(0.0001, 2.0, 17);
+}
+
+BrokerMetrics::BrokerMetrics(QObject *parent)
+    : QObject(parent), m_startedAt(QDateTime::currentDateTimeUtc()),
+      m_publishLatency(latencyBounds()),
+      m_batchRecords(Histogram::exponentialBounds(1, 2.0, 11)), // 1 .. 1024 (MaxBatchRecords)
+      m_commitSeconds(latencyBounds())
+{
+    m_uptime.start();
+    m_sampler.setInterval(kSampleIntervalMs);
+    connect(&m_sampler, &QTimer::timeout, this, [this] {
+        sampleStorage();
+        sampleRates();
+    });
+    m_sampler.start();
+}
+
+BrokerMetrics::~BrokerMetrics() = default;
+
+void BrokerMetrics::setSources(MetricsSources sources)
+{
+    m_sources = std::move(sources);
+    if (m_sources.storage)
+        m_storageSeen = m_sources.storage->stats();
+    m_lastSample = counters();
+    m_lastSampleMs = m_uptime.elapsed();
+    sampleRates();
+}
+
+void BrokerMetrics::connectionOpened(const QString &listener)
+{
+    ++m_opened[listener];
+}
+
+void BrokerMetrics::connectionClosed(const ConnectionSample &final)
+{
+    ++m_closed[final.listener];
+    m_closedBytesIn += final.bytesIn;
+    m_closedBytesOut += final.bytesOut;
+    m_closedSlowEvents += final.slowEvents;
+}
+
+void BrokerMetrics::connectionRefused(const QString &listener, const QString &reason)
+{
+    ++m_refused[{listener, reason}];
+}
+
+void BrokerMetrics::handshakeFailed(const QString &listener, const QString &reason)
+{
+    ++m_handshakeFailures[{listener, reason}];
+}
+
+void BrokerMetrics::publishCompleted(qint64 ns)
+{
+    m_publishLatency.observe(double(ns) / 1e9);
+    // The commit that completed this publish is visible in the storage stats now: folding it
+    // in here keeps one batch per observation whenever batches finish one at a time.
+    sampleStorage();
+}
+
+void BrokerMetrics::sampleStorage()
+{
+    if (!m_sources.storage)
+        return;
+    const storage::Storage::Stats now = m_sources.storage->stats();
+    const quint64 batches = now.publishBatches - m_storageSeen.publishBatches;
+    if (batches == 0) {
+        m_storageSeen = now;
+        return;
+    }
+    const double records = double(now.publishRecords - m_storageSeen.publishRecords);
+    const double commitMs = now.totalCommitMs - m_storageSeen.totalCommitMs;
+    // Counts and sums are exact; when several batches finished between two looks each is
+    // placed in the bucket of their average.
+    m_batchRecords.observeMany(records / double(batches), batches);
+    m_commitSeconds.observeMany(commitMs / 1000.0 / double(batches), batches);
+    m_storageSeen = now;
+}
+
+Counters BrokerMetrics::counters() const
+{
+    Counters c;
+    if (const Router *router = m_sources.router) {
+        const RouterStats &s = router->stats();
+        c.routed = s.published;
+        c.unroutable = s.unroutable;
+        c.duplicate = s.duplicates;
+        c.rejected = s.rejected;
+        c.published = s.published + s.unroutable + s.duplicates + s.rejected;
+        c.delivered = s.delivered;
+        c.redelivered = s.redelivered;
+        c.acknowledged = s.acknowledged;
+        c.evicted = s.evicted;
+        c.nackDropped = s.nackDropped;
+        c.ackTimeouts = s.ackTimeouts;
+    }
+    if (m_sources.limiter)
+        c.rateLimited = m_sources.limiter->totalRejections();
+    for (quint64 n : m_opened)
+        c.connectionsOpened += n;
+    for (quint64 n : m_closed)
+        c.connectionsClosed += n;
+    for (quint64 n : m_refused)
+        c.connectionsRefused += n;
+    for (quint64 n : m_handshakeFailures)
+        c.handshakeFailures += n;
+    c.bytesIn = m_closedBytesIn;
+    c.bytesOut = m_closedBytesOut;
+    c.slowEvents = m_closedSlowEvents;
+    if (m_sources.connections) {
+        for (const ConnectionSample &s : m_sources.connections()) {
+            c.bytesIn += s.bytesIn;
+            c.bytesOut += s.bytesOut;
+            c.slowEvents += s.slowEvents;
+        }
+    }
+    return c;
+}
+
+void BrokerMetrics::sampleRates()
+{
+    const Counters now = counters();
+    const qint64 nowMs = m_uptime.elapsed();
+    const double seconds = double(qMax<qint64>(1, nowMs - m_lastSampleMs)) / 1000.0;
+    const auto rate = [seconds](quint64 later, quint64 earlier) {
+        return later >= earlier ? double(later - earlier) / seconds : 0.0;
+    };
+    m_sampledAt = QDateTime::currentDateTimeUtc();
+    m_rates = QJsonObject{
+        {QStringLiteral("sampled_at"), isoTime(m_sampledAt)},
+        {QStringLiteral("interval_ms"), nowMs - m_lastSampleMs},
+        {QStringLiteral("messages_published"), rate(now.published, m_lastSample.published)},
+        {QStringLiteral("messages_delivered"), rate(now.delivered, m_lastSample.delivered)},
+        {QStringLiteral("messages_acknowledged"),
+         rate(now.acknowledged, m_lastSample.acknowledged)},
+        {QStringLiteral("bytes_received"), rate(now.bytesIn, m_lastSample.bytesIn)},
+        {QStringLiteral("bytes_sent"), rate(now.bytesOut, m_lastSample.bytesOut)},
+    };
+    m_lastSample = now;
+    m_lastSampleMs = nowMs;
+}
+
+QJsonObject BrokerMetrics::brokerJson() const
+{
+    QJsonObject broker = m_brokerInfo;
+    broker[QStringLiteral("pid")] = qint64(QCoreApplication::applicationPid());
+    broker[QStringLiteral("started_at")] = isoTime(m_startedAt);
+    broker[QStringLiteral("uptime_seconds")] = double(m_uptime.elapsed()) / 1000.0;
+    return broker;
+}
+
+QJsonObject BrokerMetrics::countersJson() const
+{
+    const Counters c = counters();
+    const auto n = [](quint64 v) { return QJsonValue(qint64(v)); };
+    return QJsonObject{
+        {QStringLiteral("messages_published"), n(c.published)},
+        {QStringLiteral("messages_routed"), n(c.routed)},
+        {QStringLiteral("messages_unroutable"), n(c.unroutable)},
+        {QStringLiteral("messages_duplicate"), n(c.duplicate)},
+        {QStringLiteral("messages_rejected"), n(c.rejected)},
+        {QStringLiteral("messages_delivered"), n(c.delivered)},
+        {QStringLiteral("messages_redelivered"), n(c.redelivered)},
+        {QStringLiteral("messages_acknowledged"), n(c.acknowledged)},
+        {QStringLiteral("messages_evicted"), n(c.evicted)},
+        {QStringLiteral("messages_nack_dropped"), n(c.nackDropped)},
+        {QStringLiteral("ack_timeouts"), n(c.ackTimeouts)},
+        {QStringLiteral("rate_limited"), n(c.rateLimited)},
+        {QStringLiteral("connections_opened"), n(c.connectionsOpened)},
+        {QStringLiteral("connections_closed"), n(c.connectionsClosed)},
+        {QStringLiteral("connections_refused"), n(c.connectionsRefused)},
+        {QStringLiteral("tls_handshake_failures"), n(c.handshakeFailures)},
+        {QStringLiteral("bytes_received"), n(c.bytesIn)},
+        {QStringLiteral("bytes_sent"), n(c.bytesOut)},
+        {QStringLiteral("slow_consumer_events"), n(c.slowEvents)},
+    };
+}
+
+QJsonObject BrokerMetrics::ratesJson() const
+{
+    return m_rates;
+}
+
+QJsonObject BrokerMetrics::totalsJson() const
+{
+    qint64 data = 0, admin = 0;
+    if (m_sources.connections) {
+        for (const ConnectionSample &s : m_sources.connections())
+            ++(s.listener == QLatin1String("admin") ? admin : data);
+    }
+    qint64 queues = 0, consumers = 0, ready = 0, unacked = 0, bytes = 0, exchanges = 0,
+           bindings = 0;
+    if (const Router *router = m_sources.router) {
+        for (Queue *queue : router->queues()) {
+            const QueueStats s = queueStats(*queue);
+            ++queues;
+            consumers += s.consumers;
+            ready += s.ready;
+            unacked += s.unacked;
+            bytes += s.bytes;
+        }
+        exchanges = router->exchanges().size();
+        bindings = router->bindings().size();
+    }
+    return QJsonObject{
+        {QStringLiteral("connections"), data},
+        {QStringLiteral("admin_connections"), admin},
+        {QStringLiteral("consumers"), consumers},
+        {QStringLiteral("queues"), queues},
+        {QStringLiteral("exchanges"), exchanges},
+        {QStringLiteral("bindings"), bindings},
+        {QStringLiteral("messages_ready"), ready},
+        {QStringLiteral("messages_unacked"), unacked},
+        {QStringLiteral("message_bytes"), bytes},
+    };
+}
+
+QJsonObject BrokerMetrics::storageJson() const
+{
+    if (!m_sources.storage)
+        return {};
+    const storage::Storage::Stats s = m_sources.storage->stats();
+    return QJsonObject{
+        {QStringLiteral("available"), m_sources.storage->isAvailable()},
+        {QStringLiteral("publish_batches"), qint64(s.publishBatches)},
+        {QStringLiteral("publish_records"), qint64(s.publishRecords)},
+        {QStringLiteral("last_batch_records"), s.lastBatchRecords},
+        {QStringLiteral("max_batch_records"), s.maxBatchRecords},
+        {QStringLiteral("last_commit_ms"), s.lastCommitMs},
+        {QStringLiteral("max_commit_ms"), s.maxCommitMs},
+        {QStringLiteral("mean_commit_ms"),
+         s.publishBatches ? s.totalCommitMs / double(s.publishBatches) : 0.0},
+        {QStringLiteral("outages"), qint64(s.outages)},
+    };
+}
+
+QJsonObject BrokerMetrics::processJson()
+{
+    const ProcessInfo info = readProcessInfo();
+    return QJsonObject{{QStringLiteral("rss_bytes"), info.residentBytes},
+                       {QStringLiteral("open_fds"), info.openFds},
+                       {QStringLiteral("threads"), info.threads}};
+}
+
+QByteArray BrokerMetrics::prometheusText()
+{
+    return writePrometheusText(families());
+}
+
+static MetricFamily family(const char *name, Type type, const char *help)
+{
+    MetricFamily f;
+    f.name = QString::fromLatin1(name);
+    f.type = type;
+    f.help = QString::fromLatin1(help);
+    return f;
+}
+
+static MetricFamily single(const char *name, Type type, const char *help, double value)
+{
+    MetricFamily f = family(name, type, help);
+    f.samples.append(Sample{{}, value});
+    return f;
+}
+
+QList<MetricFamily> BrokerMetrics::families()
+{
+    sampleStorage();
+    QList<MetricFamily> out;
+    const Counters c = counters();
+
+    MetricFamily build = family("ciphermq_build_info", Type::Gauge,
+                                "Always 1; the labels name the running version.");
+    build.samples.append(Sample{{{QStringLiteral("version"), QStringLiteral(CIPHERMQ_VERSION)}}, 1});
+    out << build;
+    out << single("ciphermq_uptime_seconds", Type::Gauge, "Seconds since the broker started.",
+                  double(m_uptime.elapsed()) / 1000.0);
+    out << single("ciphermq_process_start_time_seconds", Type::Gauge,
+                  "Start time of the broker process, seconds since the Unix epoch.",
+                  double(m_startedAt.toMSecsSinceEpoch()) / 1000.0);
+    const ProcessInfo process = readProcessInfo();
+    out << single("ciphermq_process_resident_memory_bytes", Type::Gauge,
+                  "Resident set size of the broker process.", double(process.residentBytes));
+    out << single("ciphermq_process_open_fds", Type::Gauge,
+                  "File descriptors the broker process has open.", double(process.openFds));
+
+    // Messages (RabbitMQ-like names).
+    out << single("ciphermq_messages_published_total", Type::Counter,
+                  "Messages received from publishers that reached routing.", double(c.published));
+    out << single("ciphermq_messages_routed_total", Type::Counter,
+                  "Messages stored and enqueued in at least one queue.", double(c.routed));
+    out << single("ciphermq_messages_unroutable_total", Type::Counter,
+                  "Messages refused because no queue was bound for their routing key.",
+                  double(c.unroutable));
+    out << single("ciphermq_messages_duplicate_total", Type::Counter,
+                  "Messages refused because their message id was already known.",
+                  double(c.duplicate));
+    out << single("ciphermq_messages_rejected_total", Type::Counter,
+                  "Messages refused because a reject-publish queue was full or storage failed.",
+                  double(c.rejected));
+    out << single("ciphermq_messages_delivered_total", Type::Counter,
+                  "Deliveries to consumers and fetches, redeliveries included.",
+                  double(c.delivered));
+    out << single("ciphermq_messages_redelivered_total", Type::Counter,
+                  "Deliveries of messages that had been delivered before without an ack.",
+                  double(c.redelivered));
+    out << single("ciphermq_messages_acknowledged_total", Type::Counter,
+                  "Deliveries acknowledged by their consumer.", double(c.acknowledged));
+    out << single("ciphermq_messages_evicted_total", Type::Counter,
+                  "Messages dropped from the head of a full drop-head queue.", double(c.evicted));
+    out << single("ciphermq_messages_nack_dropped_total", Type::Counter,
+                  "Deliveries negatively acknowledged without requeue.", double(c.nackDropped));
+    out << single("ciphermq_ack_timeouts_total", Type::Counter,
+                  "Deliveries requeued because their ack did not come in time.",
+                  double(c.ackTimeouts));
+
+    // Queues.
+    MetricFamily ready = family("ciphermq_queue_messages_ready", Type::Gauge,
+                                "Messages waiting in the queue for a consumer.");
+    MetricFamily unacked = family("ciphermq_queue_messages_unacked", Type::Gauge,
+                                  "Messages delivered from the queue and not yet acknowledged.");
+    MetricFamily consumers =
+        family("ciphermq_queue_consumers", Type::Gauge, "Consumers subscribed to the queue.");
+    MetricFamily bytes = family("ciphermq_queue_messages_bytes", Type::Gauge,
+                                "Envelope bytes of the ready and unacknowledged messages.");
+    MetricFamily qPublished = family("ciphermq_queue_messages_published_total", Type::Counter,
+                                     "Messages enqueued in the queue.");
+    MetricFamily qDelivered = family("ciphermq_queue_messages_delivered_total", Type::Counter,
+                                     "Deliveries from the queue.");
+    MetricFamily qAcked = family("ciphermq_queue_messages_acknowledged_total", Type::Counter,
+                                 "Acknowledged deliveries from the queue.");
+    MetricFamily qRedelivered = family("ciphermq_queue_messages_redelivered_total",
+                                       Type::Counter, "Redeliveries from the queue.");
+    MetricFamily qEvicted = family("ciphermq_queue_messages_evicted_total", Type::Counter,
+                                   "Messages evicted from the queue when it was full.");
+    double totalReady = 0, totalUnacked = 0, totalConsumers = 0;
+    qsizetype queueCount = 0, exchangeCount = 0, bindingCount = 0;
+    if (const Router *router = m_sources.router) {
+        for (Queue *queue : router->queues()) {
+            const QueueStats s = queueStats(*queue);
+            const Labels labels{{QStringLiteral("queue"), queue->name()}};
+            ready.samples.append(Sample{labels, double(s.ready)});
+            unacked.samples.append(Sample{labels, double(s.unacked)});
+            consumers.samples.append(Sample{labels, double(s.consumers)});
+            bytes.samples.append(Sample{labels, double(s.bytes)});
+            qPublished.samples.append(Sample{labels, double(queue->publishedTotal)});
+            qDelivered.samples.append(Sample{labels, double(queue->deliveredTotal)});
+            qAcked.samples.append(Sample{labels, double(queue->acknowledgedTotal)});
+            qRedelivered.samples.append(Sample{labels, double(queue->redeliveredTotal)});
+            qEvicted.samples.append(Sample{labels, double(queue->evictedTotal)});
+            totalReady += double(s.ready);
+            totalUnacked += double(s.unacked);
+            totalConsumers += double(s.consumers);
+        }
+        queueCount = router->queues().size();
+        exchangeCount = router->exchanges().size();
+        bindingCount = router->bindings().size();
+    }
+    out << single("ciphermq_queues", Type::Gauge, "Queues declared.", double(queueCount));
+    out << single("ciphermq_exchanges", Type::Gauge, "Exchanges declared.", double(exchangeCount));
+    out << single("ciphermq_bindings", Type::Gauge, "Bindings.", double(bindingCount));
+    out << single("ciphermq_consumers", Type::Gauge, "Consumers over all queues.", totalConsumers);
+    out << single("ciphermq_messages_ready", Type::Gauge, "Ready messages over all queues.",
+                  totalReady);
+    out << single("ciphermq_messages_unacked", Type::Gauge,
+                  "Unacknowledged deliveries over all queues.", totalUnacked);
+    out << ready << unacked << consumers << bytes << qPublished << qDelivered << qAcked
+        << qRedelivered << qEvicted;
+
+    // Connections.
+    MetricFamily byRole = family("ciphermq_connections", Type::Gauge,
+                                 "Open connections by listener and role (a connection whose CN "
+                                 "holds several roles counts once per role).");
+    QMap<QPair<QString, QString>, int> roleCounts;
+    for (const char *listener : {"data", "admin"}) {
+        for (const char *role : {"sender", "receiver", "admin"})
+            roleCounts[{QString::fromLatin1(listener), QString::fromLatin1(role)}] = 0;
+    }
+    double slowNow = 0;
+    if (m_sources.connections) {
+        for (const ConnectionSample &s : m_sources.connections()) {
+            if (s.roles & Role::Sender)
+                ++roleCounts[{s.listener, QStringLiteral("sender")}];
+            if (s.roles & Role::Receiver)
+                ++roleCounts[{s.listener, QStringLiteral("receiver")}];
+            if (s.roles & Role::Admin)
+                ++roleCounts[{s.listener, QStringLiteral("admin")}];
+            slowNow += s.slow ? 1 : 0;
+        }
+    }
+    for (auto it = roleCounts.cbegin(); it != roleCounts.cend(); ++it) {
+        byRole.samples.append(Sample{{{QStringLiteral("listener"), it.key().first},
+                                      {QStringLiteral("role"), it.key().second}},
+                                     double(it.value())});
+    }
+    out << byRole;
+    const auto perListener = [](const char *name, const char *help,
+                                const QHash<QString, quint64> &counts) {
+        MetricFamily f = family(name, Type::Counter, help);
+        for (const char *listener : {"data", "admin"}) {
+            const QString l = QString::fromLatin1(listener);
+            f.samples.append(Sample{{{QStringLiteral("listener"), l}}, double(counts.value(l))});
+        }
+        return f;
+    };
+    out << perListener("ciphermq_connections_opened_total",
+                       "Connections admitted after the handshake and the identity checks.",
+                       m_opened);
+    out << perListener("ciphermq_connections_closed_total", "Admitted connections that closed.",
+                       m_closed);
+    const auto byReason = [](const char *name, const char *help,
+                             const QHash<QPair<QString, QString>, quint64> &counts) {
+        MetricFamily f = family(name, Type::Counter, help);
+        QList<QPair<QString, QString>> keys = counts.keys();
+        std::sort(keys.begin(), keys.end());
+        for (const auto &key : keys) {
+            f.samples.append(Sample{{{QStringLiteral("listener"), key.first},
+                                     {QStringLiteral("reason"), key.second}},
+                                    double(counts.value(key))});
+        }
+        return f;
+    };
+    out << byReason("ciphermq_connections_refused_total",
+                    "Connections refused by a check: identity, role, caps, shutdown.",
+                    m_refused);
+    out << byReason("ciphermq_tls_handshake_failures_total",
+                    "TLS handshakes that failed or timed out, by reason.", m_handshakeFailures);
+    MetricFamily handshakes = family("ciphermq_tls_handshakes_in_progress", Type::Gauge,
+                                     "Connections accepted whose TLS handshake is not done.");
+    for (const char *listener : {"data", "admin"}) {
+        const QString l = QString::fromLatin1(listener);
+        handshakes.samples.append(
+            Sample{{{QStringLiteral("listener"), l}},
+                   double(m_sources.handshakesInProgress ? m_sources.handshakesInProgress(l) : 0)});
+    }
+    out << handshakes;
+    out << single("ciphermq_received_bytes_total", Type::Counter,
+                  "Bytes of requests read from clients (after TLS).", double(c.bytesIn));
+    out << single("ciphermq_sent_bytes_total", Type::Counter,
+                  "Bytes of replies and deliveries written to clients (before TLS).",
+                  double(c.bytesOut));
+    out << single("ciphermq_slow_consumer_events_total", Type::Counter,
+                  "Times a connection's unsent output went over server.output_buffer_bytes, "
+                  "stopping its deliveries.",
+                  double(c.slowEvents));
+    out << single("ciphermq_slow_connections", Type::Gauge,
+                  "Connections whose unsent output is over the limit right now.", slowNow);
+
+    // Rate limits.
+    MetricFamily rejections = family("ciphermq_rate_limit_rejections_total", Type::Counter,
+                                     "Requests refused by a rate limit, by bucket.");
+    for (const limits::Scope scope : {limits::Scope::Cn, limits::Scope::Ip}) {
+        for (const limits::BucketKind kind :
+             {limits::BucketKind::Global, limits::BucketKind::Publish}) {
+            const quint64 n = m_sources.limiter ? m_sources.limiter->rejections(scope, kind) : 0;
+            rejections.samples.append(Sample{
+                {{QStringLiteral("scope"),
+                  scope == limits::Scope::Cn ? QStringLiteral("cn") : QStringLiteral("ip")},
+                 {QStringLiteral("bucket"), kind == limits::BucketKind::Global
+                                                ? QStringLiteral("global")
+                                                : QStringLiteral("publish")}},
+                double(n)});
+        }
+    }
+    out << rejections;
+    out << single("ciphermq_rate_limit_enabled", Type::Gauge,
+                  "1 when rate_limit.enabled is true.",
+                  m_sources.limiter && m_sources.limiter->settings().enabled ? 1 : 0);
+    out << single("ciphermq_rate_limit_tracked_clients", Type::Gauge,
+                  "Per-CN and per-IP entries the rate limiter keeps.",
+                  m_sources.limiter ? double(m_sources.limiter->trackedEntries()) : 0);
+
+    // Storage and latency.
+    if (const storage::Storage *storage = m_sources.storage) {
+        const storage::Storage::Stats s = storage->stats();
+        out << single("ciphermq_storage_available", Type::Gauge,
+                      "1 while the database is reachable.", storage->isAvailable() ? 1 : 0);
+        out << single("ciphermq_storage_outages_total", Type::Counter,
+                      "Times the database became unreachable.", double(s.outages));
+    }
+    MetricFamily batch = family("ciphermq_storage_batch_records", Type::Histogram,
+                                "Records per group-commit publish transaction.");
+    batch.histograms.append(HistogramSample{{}, &m_batchRecords});
+    MetricFamily commit = family("ciphermq_storage_commit_duration_seconds", Type::Histogram,
+                                 "Time the storage worker spent on one publish transaction.");
+    commit.histograms.append(HistogramSample{{}, &m_commitSeconds});
+    MetricFamily latency = family("ciphermq_publish_ack_latency_seconds", Type::Histogram,
+                                  "From reading a publish line to its reply (ACK or error).");
+    latency.histograms.append(HistogramSample{{}, &m_publishLatency});
+    out << batch << commit << latency;
+    return out;
+}
+
+} // namespace cmq::metrics

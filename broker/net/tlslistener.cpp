@@ -1,0 +1,170 @@
+#include "net/tlslistener.h"
+
+#include <unistd.h>
+
+#include <QLoggingCategory>
+#include <QPointer>
+#include <QSslSocket>
+#include <QTimer>
+
+#include "limits/ratelimiter.h"
+
+Q_LOGGING_CATEGORY(lcListener, "ciphermq.listener")
+
+namespace cmq {
+
+// Holds one handshake slot for as long as it lives. A child of the socket, so a socket that
+// is destroyed for whatever reason (error, timeout, peer gone) gives its slot back exactly
+// once; a completed handshake deletes it early. Nothing else touches the counts.
+class HandshakeSlot final : public QObject
+{
+public:
+    HandshakeSlot(TlsListener *listener, QString ipKey, QSslSocket *socket)
+        : QObject(socket), m_listener(listener), m_ipKey(std::move(ipKey))
+    {
+    }
+    ~HandshakeSlot() override
+    {
+        // Null while the listener itself is being destroyed (with its sockets).
+        if (m_listener)
+            m_listener->release(m_ipKey);
+    }
+    bool failed = false;
+    QList<QSslError> sslErrors;
+
+private:
+    QPointer<TlsListener> m_listener;
+    QString m_ipKey;
+};
+
+TlsListener::TlsListener(QObject *parent) : QTcpServer(parent) {}
+
+TlsListener::~TlsListener() = default;
+
+void TlsListener::setSslConfiguration(const QSslConfiguration &configuration)
+{
+    m_configuration = configuration;
+}
+
+void TlsListener::release(const QString &ipKey)
+{
+    --m_inHandshake;
+    auto it = m_inHandshakeByIp.find(ipKey);
+    if (it != m_inHandshakeByIp.end() && --*it <= 0)
+        m_inHandshakeByIp.erase(it);
+}
+
+void TlsListener::incomingConnection(qintptr descriptor)
+{
+    auto *socket = new QSslSocket(this);
+    if (!socket->setSocketDescriptor(descriptor)) {
+        qCWarning(lcListener, "cannot adopt an accepted connection: %s",
+                  qPrintable(socket->errorString()));
+        delete socket;
+        ::close(int(descriptor));
+        return;
+    }
+    const QHostAddress peer = socket->peerAddress();
+    const QString ipKey = limits::RateLimiter::ipKey(peer);
+    const int fromPeer = m_inHandshakeByIp.value(ipKey);
+    if (m_inHandshake >= m_limits.maxHandshakes || fromPeer >= m_limits.maxHandshakesPerIp) {
+        // Nothing can be said before TLS is up; the peer sees the close. Its retry will find a
+        // slot once the slow handshakes time out.
+        const bool global = m_inHandshake >= m_limits.maxHandshakes;
+        qCInfo(lcListener, "closed %s at once: %d handshakes in progress (%d from it)",
+               qPrintable(ipKey), m_inHandshake, fromPeer);
+        socket->abort();
+        socket->deleteLater();
+        Q_EMIT handshakeRefused(peer, global ? QStringLiteral("handshake_limit")
+                                             : QStringLiteral("handshake_limit_ip"));
+        return;
+    }
+    ++m_inHandshake;
+    ++m_inHandshakeByIp[ipKey];
+    auto *slot = new HandshakeSlot(this, ipKey, socket);
+
+    socket->setSslConfiguration(m_configuration);
+    auto *deadline = new QTimer(slot);
+    deadline->setSingleShot(true);
+    connect(deadline, &QTimer::timeout, this, [this, socket] {
+        fail(socket, QStringLiteral("timeout"),
+             QStringLiteral("no TLS handshake within %1 ms").arg(m_limits.handshakeTimeoutMs));
+    });
+    deadline->start(m_limits.handshakeTimeoutMs);
+
+    connect(socket, &QSslSocket::sslErrors, slot,
+            [slot](const QList<QSslError> &errors) { slot->sslErrors += errors; });
+    connect(socket, &QAbstractSocket::errorOccurred, slot,
+            [this, socket, slot](QAbstractSocket::SocketError error) {
+                if (socket->isEncrypted())
+                    return;
+                fail(socket, failureReason(error, slot->sslErrors, socket->errorString()),
+                     slot->sslErrors.isEmpty() ? socket->errorString()
+                                               : slot->sslErrors.constFirst().errorString());
+            });
+    connect(socket, &QSslSocket::encrypted, slot, [this, socket, slot] {
+        delete slot; // the slot, its deadline and these connections; the count goes down now
+        Q_EMIT ready(socket);
+    });
+    socket->startServerEncryption();
+}
+
+void TlsListener::fail(QSslSocket *socket, const QString &reason, const QString &detail)
+{
+    auto *slot = socket->findChild<HandshakeSlot *>(QString(), Qt::FindDirectChildrenOnly);
+    if (!slot || slot->failed)
+        return; // reported already (an error after the timeout, or the reverse)
+    slot->failed = true;
+    const QHostAddress peer = socket->peerAddress();
+    qCInfo(lcListener, "handshake from %s failed (%s): %s",
+           qPrintable(limits::RateLimiter::ipKey(peer)), qPrintable(reason), qPrintable(detail));
+    Q_EMIT handshakeFailed(peer, reason, detail);
+    socket->abort();
+    socket->deleteLater();
+}
+
+QString TlsListener::failureReason(QAbstractSocket::SocketError error,
+                                   const QList<QSslError> &sslErrors, const QString &errorText)
+{
+    for (const QSslError &e : sslErrors) {
+        switch (e.error()) {
+        case QSslError::NoPeerCertificate:
+            return QStringLiteral("no_certificate");
+        case QSslError::CertificateExpired:
+            return QStringLiteral("certificate_expired");
+        case QSslError::CertificateNotYetValid:
+            return QStringLiteral("certificate_not_yet_valid");
+        case QSslError::UnableToGetIssuerCertificate:
+        case QSslError::UnableToGetLocalIssuerCertificate:
+        case QSslError::UnableToVerifyFirstCertificate:
+        case QSslError::SelfSignedCertificate:
+        case QSslError::SelfSignedCertificateInChain:
+        case QSslError::CertificateSignatureFailed:
+        case QSslError::CertificateUntrusted:
+        case QSslError::CertificateRejected:
+        case QSslError::InvalidCaCertificate:
+            return QStringLiteral("untrusted_certificate");
+        default:
+            break;
+        }
+    }
+    if (!sslErrors.isEmpty())
+        return QStringLiteral("certificate_error");
+    switch (error) {
+    case QAbstractSocket::SslHandshakeFailedError:
+        // OpenSSL refuses a missing client certificate inside the handshake, without a
+        // QSslError; its text is the only clue.
+        if (errorText.contains(QLatin1String("did not return a certificate"), Qt::CaseInsensitive)
+            || errorText.contains(QLatin1String("certificate required"), Qt::CaseInsensitive))
+            return QStringLiteral("no_certificate");
+        return QStringLiteral("protocol_error");
+    case QAbstractSocket::RemoteHostClosedError:
+        return QStringLiteral("closed_by_peer");
+    case QAbstractSocket::SocketTimeoutError:
+        return QStringLiteral("timeout");
+    default:
+        return QStringLiteral("network_error");
+    }
+}
+
+} // namespace cmq

@@ -1,0 +1,65 @@
+#pragma once
+// A mutual-TLS listener that protects itself before any identity is known: a deadline for the
+// handshake, a cap on connections still in handshake (slowloris) overall and per source IP,
+// and a reason for every failed handshake (for logs and metrics). Used by the data and the
+// admin listener. Qt's QSslServer has the timeout, but no caps and no failure reasons.
+
+#include <QHash>
+#include <QHostAddress>
+#include <QSslConfiguration>
+#include <QTcpServer>
+
+class QSslSocket;
+
+namespace cmq {
+
+class TlsListener final : public QTcpServer
+{
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(TlsListener)
+
+public:
+    struct Limits
+    {
+        int handshakeTimeoutMs = 10000;
+        int maxHandshakes = 256;      // connections in handshake at once, all peers
+        int maxHandshakesPerIp = 32;  // the same, from one address
+    };
+
+    explicit TlsListener(QObject *parent = nullptr);
+    ~TlsListener() override;
+
+    void setSslConfiguration(const QSslConfiguration &configuration);
+    void setLimits(const Limits &limits) { m_limits = limits; }
+    int handshakesInProgress() const { return m_inHandshake; }
+
+    // The metric label for a failed handshake: "timeout", "no_certificate",
+    // "certificate_expired", "certificate_not_yet_valid", "untrusted_certificate",
+    // "certificate_error", "protocol_error", "closed_by_peer", "network_error".
+    static QString failureReason(QAbstractSocket::SocketError error,
+                                 const QList<QSslError> &sslErrors, const QString &errorText);
+
+Q_SIGNALS:
+    // The handshake completed and the peer's certificate verified against the CA. The socket
+    // is a child of the listener until the receiver reparents it.
+    void ready(QSslSocket *socket);
+    // Emitted once per connection that never became ready.
+    void handshakeFailed(const QHostAddress &peer, const QString &reason, const QString &detail);
+    // Closed right after accept because too many handshakes were in progress.
+    void handshakeRefused(const QHostAddress &peer, const QString &reason);
+
+protected:
+    void incomingConnection(qintptr descriptor) override;
+
+private:
+    friend class HandshakeSlot;
+    void release(const QString &ipKey);
+    void fail(QSslSocket *socket, const QString &reason, const QString &detail);
+
+    QSslConfiguration m_configuration;
+    Limits m_limits;
+    int m_inHandshake = 0;
+    QHash<QString, int> m_inHandshakeByIp;
+};
+
+} // namespace cmq

@@ -1,0 +1,99 @@
+#include "libpq.h"
+
+#include <QLibrary>
+#include <QSqlDriver>
+#include <QVariant>
+#include <QtEndian>
+
+#include "storagelog.h"
+
+namespace cmq::storage::pq {
+
+namespace {
+
+Api resolve(bool *ok)
+{
+    Api api{};
+    // Already loaded by the QPSQL plugin; this only looks it up.
+    QLibrary library(QStringLiteral("pq"), 5);
+    *ok = library.load();
+    auto get = [&](auto &function, const char *name) {
+        function = reinterpret_cast<std::remove_reference_t<decltype(function)>>(
+            library.resolve(name));
+        *ok = *ok && function != nullptr;
+    };
+    get(api.prepare, "PQprepare");
+    get(api.execPrepared, "PQexecPrepared");
+    get(api.resultStatus, "PQresultStatus");
+    get(api.resultErrorMessage, "PQresultErrorMessage");
+    get(api.ntuples, "PQntuples");
+    get(api.getvalue, "PQgetvalue");
+    get(api.getlength, "PQgetlength");
+    get(api.clear, "PQclear");
+    if (!*ok) {
+        qCWarning(lcStorage).noquote()
+            << "libpq not resolvable, publishing through plain QtSql statements:"
+            << library.errorString();
+    }
+    return api;
+}
+
+void appendInt32(QByteArray &out, qint32 value)
+{
+    const qint32 big = qToBigEndian(value);
+    out.append(reinterpret_cast<const char *>(&big), sizeof big);
+}
+
+} // namespace
+
+const Api *api()
+{
+    static bool ok = false;
+    static const Api resolved = resolve(&ok);
+    return ok ? &resolved : nullptr;
+}
+
+Connection *connectionOf(const QSqlDatabase &db)
+{
+    // The pattern QSqlDriver::handle() documents for QPSQL.
+    const QVariant handle = db.driver() ? db.driver()->handle() : QVariant();
+    if (!handle.isValid() || qstrcmp(handle.typeName(), "PGconn*") != 0)
+        return nullptr;
+    return *static_cast<Connection *const *>(handle.constData());
+}
+
+void BinaryArray::append(const QByteArray &element)
+{
+    appendInt32(m_elements, qint32(element.size()));
+    m_elements.append(element);
+    ++m_count;
+}
+
+void BinaryArray::appendInt64(qint64 value)
+{
+    appendInt32(m_elements, 8);
+    const qint64 big = qToBigEndian(value);
+    m_elements.append(reinterpret_cast<const char *>(&big), sizeof big);
+    ++m_count;
+}
+
+QByteArray BinaryArray::finish() const
+{
+    QByteArray out;
+    out.reserve(20 + m_elements.size());
+    if (m_count == 0) { // PostgreSQL's empty array has no dimensions
+        appendInt32(out, 0);
+        appendInt32(out, 0);
+        appendInt32(out, qint32(m_elementType));
+        return out;
+    }
+    appendInt32(out, 1); // dimensions
+    appendInt32(out, 0); // no NULLs
+    appendInt32(out, qint32(m_elementType));
+    appendInt32(out, m_count);
+    appendInt32(out, 1); // lower bound
+    out.append(m_elements);
+    return out;
+}
+
+} // namespace cmq::storage::pq

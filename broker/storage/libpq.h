@@ -1,0 +1,60 @@
+#pragma once
+// The few libpq calls the PostgreSQL publish path makes itself, on the connection QPSQL opened:
+// a prepared statement with binary array parameters, which QtSql cannot express (QPSQL formats
+// every bound value into the statement text, so PostgreSQL lexes, hex-decodes and plans each
+// batch afresh). Resolved at run time from the libpq that the QPSQL plugin has loaded, so the
+// broker needs neither libpq headers nor a link dependency of its own.
+
+#include <QByteArray>
+#include <QList>
+#include <QSqlDatabase>
+
+namespace cmq::storage::pq {
+
+struct Connection; // libpq's PGconn
+struct ResultSet;  // libpq's PGresult
+using Oid = unsigned int;
+
+// libpq's ABI (libpq.so.5): stable since PostgreSQL 8.
+enum ExecStatus { CommandOk = 1, TuplesOk = 2 };
+constexpr Oid TextOid = 25;
+constexpr Oid Int8Oid = 20;
+constexpr Oid ByteaOid = 17;
+
+struct Api
+{
+    ResultSet *(*prepare)(Connection *, const char *name, const char *query, int nParams,
+                          const Oid *paramTypes);
+    ResultSet *(*execPrepared)(Connection *, const char *name, int nParams,
+                               const char *const *values, const int *lengths, const int *formats,
+                               int resultFormat);
+    int (*resultStatus)(const ResultSet *);
+    char *(*resultErrorMessage)(const ResultSet *);
+    int (*ntuples)(const ResultSet *);
+    char *(*getvalue)(const ResultSet *, int row, int column);
+    int (*getlength)(const ResultSet *, int row, int column);
+    void (*clear)(ResultSet *);
+};
+
+// Null when libpq cannot be resolved; callers then use the plain QtSql path.
+const Api *api();
+
+// The PGconn behind an open QPSQL connection, or null.
+Connection *connectionOf(const QSqlDatabase &db);
+
+// A one-dimensional array parameter in PostgreSQL's binary format (array_send).
+class BinaryArray
+{
+public:
+    explicit BinaryArray(Oid elementType) : m_elementType(elementType) {}
+    void append(const QByteArray &element);
+    void appendInt64(qint64 value);
+    QByteArray finish() const;
+
+private:
+    Oid m_elementType;
+    int m_count = 0;
+    QByteArray m_elements;
+};
+
+} // namespace cmq::storage::pq

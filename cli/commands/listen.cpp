@@ -1,0 +1,117 @@
+// cmq listen: receives the messages sent to us, decrypted, and prints them; each is
+// acknowledged only after it has been written out.
+
+#include <QCommandLineParser>
+#include <QJsonDocument>
+#include <QJsonObject>
+
+#include "clientsettings.h"
+#include "command.h"
+#include "protocol/lineframer.h"
+
+namespace cmq::cli {
+namespace {
+
+const QByteArray Usage = QByteArray(
+    "Usage: cmq listen [options]\n\n"
+    "Registers our public key, declares and binds our queue (NAME_queue, routing key NAME_key)\n"
+    "and prints every message sent to us: its text and a newline, or with --json one JSON\n"
+    "object per line: id, from, kind, payload (or payload_base64 when it is not UTF-8),\n"
+    "redelivered, sent_time, correlation_id. Messages are acknowledged after they are printed;\n"
+    "the same message id is printed once even when the broker delivers it again.\n\n"
+    "Options:\n"
+    "  --json        one JSON object per message\n"
+    "  --count N     exit after N messages\n"
+    "  --timeout S   exit after S seconds (status 1 if --count messages did not all come)\n\n")
+    + ConnectionFlags::help();
+
+QString kindName(client::MessageKind kind)
+{
+    switch (kind) {
+    case client::MessageKind::Request:
+        return QStringLiteral("request");
+    case client::MessageKind::Reply:
+        return QStringLiteral("reply");
+    case client::MessageKind::Message:
+        break;
+    }
+    return QStringLiteral("message");
+}
+
+QByteArray asJson(const client::IncomingMessage &message)
+{
+    QJsonObject object{{QStringLiteral("id"), message.messageId},
+                       {QStringLiteral("from"), message.from},
+                       {QStringLiteral("kind"), kindName(message.kind)},
+                       {QStringLiteral("redelivered"), message.redelivered}};
+    if (protocol::isValidUtf8(message.payload))
+        object.insert(QStringLiteral("payload"), QString::fromUtf8(message.payload));
+    else
+        object.insert(QStringLiteral("payload_base64"), QString::fromLatin1(message.payload.toBase64()));
+    if (message.sentTime.isValid())
+        object.insert(QStringLiteral("sent_time"),
+                      message.sentTime.toUTC().toString(Qt::ISODateWithMs));
+    if (!message.correlationId.isEmpty())
+        object.insert(QStringLiteral("correlation_id"), message.correlationId);
+    return QJsonDocument(object).toJson(QJsonDocument::Compact) + '\n';
+}
+
+int runListen(const QStringList &args)
+{
+    QCommandLineParser parser;
+    const QCommandLineOption json(QStringLiteral("json"), QString());
+    const QCommandLineOption count(QStringLiteral("count"), QString(), QStringLiteral("n"));
+    const QCommandLineOption timeout(QStringLiteral("timeout"), QString(), QStringLiteral("s"));
+    parser.addOptions({json, count, timeout});
+    const ConnectionFlags connection;
+    connection.addTo(parser);
+    if (const int code = parseCommandLine(parser, args, "listen", Usage); code >= 0)
+        return code;
+    if (!parser.positionalArguments().isEmpty())
+        return fail("listen", QStringLiteral("unexpected argument '%1'")
+                                  .arg(parser.positionalArguments().first()),
+                    ExitUsage);
+    int maxMessages = 0;
+    if (parser.isSet(count)) {
+        bool ok = false;
+        maxMessages = parser.value(count).toInt(&ok);
+        if (!ok || maxMessages <= 0)
+            return fail("listen", QStringLiteral("--count must be a positive number"), ExitUsage);
+    }
+    int timeoutMs = -1;
+    if (parser.isSet(timeout) && !parseSeconds(parser.value(timeout), &timeoutMs))
+        return fail("listen", QStringLiteral("--timeout must be a positive number of seconds"),
+                    ExitUsage);
+    auto settings = connection.resolve(parser, true);
+    if (!settings)
+        return fail("listen", settings.error(), ExitUsage);
+    auto made = makeClient(settings.value());
+    if (!made)
+        return fail("listen", made.error(), ExitFailure);
+    client::BlockingClient &blocking = *made.value();
+    if (const Status connected = blocking.connect(settings->connectTimeoutMs); !connected)
+        return fail("listen", connected.error(), ExitUnreachable);
+
+    const bool asJsonLines = parser.isSet(json);
+    const auto handled = blocking.serve(
+        [asJsonLines](const client::IncomingMessage &message) -> std::optional<QByteArray> {
+            writeOut(asJsonLines ? asJson(message) : message.payload + '\n');
+            return std::nullopt;
+        },
+        maxMessages, timeoutMs);
+    if (!handled)
+        return fail("listen", handled.error(), ExitFailure);
+    if (maxMessages > 0 && handled.value() < maxMessages)
+        return fail("listen", QStringLiteral("%1 of %2 messages arrived in time")
+                                  .arg(handled.value())
+                                  .arg(maxMessages),
+                    ExitFailure);
+    return ExitOk;
+}
+
+const CommandRegistration registration(
+    {QStringLiteral("listen"), QStringLiteral("receive and print the messages sent to us"),
+     &runListen});
+
+} // namespace
+} // namespace cmq::cli

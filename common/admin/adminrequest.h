@@ -1,0 +1,75 @@
+#pragma once
+// The commands of the admin protocol (docs/ADMIN-PROTOCOL.md) and a pure parser for one
+// request line. Shared by the broker (server side) and the admin clients, so both agree on
+// names, arguments and error texts.
+
+#include <QByteArray>
+#include <QByteArrayView>
+#include <QFlags>
+#include <QList>
+#include <QString>
+#include <QStringList>
+
+namespace cmq::admin {
+
+enum class AdminCommand {
+    Help,
+    Metrics,
+    Json,
+    Queues,
+    Exchanges,
+    Bindings,
+    Connections,
+    RateLimits,
+    Purge,
+    DeleteQueue,
+    Disconnect,
+    Reload,
+    Watch,
+    Unwatch,
+    Unknown,
+};
+
+// The list sections of a snapshot a `watch` may select.
+enum class Section : quint8 {
+    Queues = 0x01,
+    Exchanges = 0x02,
+    Bindings = 0x04,
+    Connections = 0x08,
+    RateLimits = 0x10,
+};
+Q_DECLARE_FLAGS(Sections, Section)
+Q_DECLARE_OPERATORS_FOR_FLAGS(Sections)
+inline constexpr Sections AllSections = Sections(0x1F);
+
+inline constexpr int MinWatchIntervalMs = 100;
+inline constexpr int MaxWatchIntervalMs = 60000;
+inline constexpr qsizetype MaxRequestLineBytes = 4096;
+
+struct AdminRequest
+{
+    AdminCommand command = AdminCommand::Unknown;
+    QString queue;            // purge, delete_queue
+    quint64 connectionId = 0; // disconnect
+    int intervalMs = 0;       // watch
+    Sections sections = AllSections; // watch
+};
+
+struct AdminParseResult
+{
+    bool ok = false;
+    AdminRequest request;
+    QByteArray errorReply; // the whole "Error: ..." line without "\n" when !ok
+};
+
+// One request line without its terminator (valid UTF-8). Leading/trailing spaces ignored.
+AdminParseResult parseAdminRequest(QByteArrayView line);
+
+// The wire name ("delete_queue"); "unknown" for Unknown.
+const char *adminCommandName(AdminCommand command);
+// Every command name, sorted (the `help` reply).
+QStringList adminCommandNames();
+// "queues", "connections", ... in a fixed order.
+QStringList sectionNames(Sections sections);
+
+} // namespace cmq::admin

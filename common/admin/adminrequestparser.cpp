@@ -1,0 +1,236 @@
+#include "admin/adminrequest.h"
+
+#include <algorithm>
+#include <iterator>
+#include <limits>
+
+#include "protocol/request.h"
+
+namespace cmq::admin {
+
+namespace {
+
+struct Entry
+{
+    QByteArrayView name;
+    AdminCommand command;
+};
+
+// Ordered like the enum, so adminCommandName() can index it.
+constexpr Entry commands[] = {
+    {"help", AdminCommand::Help},
+    {"metrics", AdminCommand::Metrics},
+    {"json", AdminCommand::Json},
+    {"queues", AdminCommand::Queues},
+    {"exchanges", AdminCommand::Exchanges},
+    {"bindings", AdminCommand::Bindings},
+    {"connections", AdminCommand::Connections},
+    {"ratelimits", AdminCommand::RateLimits},
+    {"purge", AdminCommand::Purge},
+    {"delete_queue", AdminCommand::DeleteQueue},
+    {"disconnect", AdminCommand::Disconnect},
+    {"reload", AdminCommand::Reload},
+    {"watch", AdminCommand::Watch},
+    {"unwatch", AdminCommand::Unwatch},
+};
+static_assert(std::size(commands) == static_cast<size_t>(AdminCommand::Unknown));
+
+struct SectionEntry
+{
+    const char *name;
+    Section section;
+};
+
+constexpr SectionEntry sections[] = {
+    {"queues", Section::Queues},
+    {"exchanges", Section::Exchanges},
+    {"bindings", Section::Bindings},
+    {"connections", Section::Connections},
+    {"ratelimits", Section::RateLimits},
+};
+
+QByteArrayView trimmed(QByteArrayView text)
+{
+    qsizetype begin = 0, end = text.size();
+    while (begin < end && (text[begin] == ' ' || text[begin] == '\t'))
+        ++begin;
+    while (end > begin && (text[end - 1] == ' ' || text[end - 1] == '\t'))
+        --end;
+    return text.sliced(begin, end - begin);
+}
+
+QList<QByteArrayView> words(QByteArrayView text)
+{
+    QList<QByteArrayView> out;
+    qsizetype i = 0;
+    while (i < text.size()) {
+        while (i < text.size() && (text[i] == ' ' || text[i] == '\t'))
+            ++i;
+        const qsizetype start = i;
+        while (i < text.size() && text[i] != ' ' && text[i] != '\t')
+            ++i;
+        if (i > start)
+            out.append(text.sliced(start, i - start));
+    }
+    return out;
+}
+
+// An echo of client input in an error line: at most 64 characters, cut at a character.
+QByteArray shortText(QByteArrayView text)
+{
+    return QString::fromUtf8(text).left(64).toUtf8();
+}
+
+AdminParseResult error(const QByteArray &text)
+{
+    AdminParseResult result;
+    result.errorReply = "Error: " + text;
+    return result;
+}
+
+AdminParseResult ok(AdminRequest request)
+{
+    AdminParseResult result;
+    result.ok = true;
+    result.request = std::move(request);
+    return result;
+}
+
+// A decimal number without sign; false when not one or above `max`.
+bool parseNumber(QByteArrayView text, quint64 max, quint64 &value)
+{
+    if (text.isEmpty() || text.size() > 20)
+        return false;
+    value = 0;
+    for (const char c : text) {
+        if (c < '0' || c > '9')
+            return false;
+        const quint64 digit = quint64(c - '0');
+        if (value > (max - digit) / 10)
+            return false;
+        value = value * 10 + digit;
+    }
+    return true;
+}
+
+AdminParseResult parseQueueArgument(AdminCommand command, const QList<QByteArrayView> &args)
+{
+    if (args.isEmpty())
+        return error("Missing queue name");
+    if (args.size() > 1)
+        return error(QByteArray("Too many arguments for '") + adminCommandName(command) + "'");
+    if (!protocol::isValidName(args[0])) {
+        return error(args[0].size() > protocol::MaxNameLength
+                         ? QByteArray("Invalid queue name: longer than 255 bytes")
+                         : QByteArray("Invalid queue name: must not contain spaces or control "
+                                      "characters"));
+    }
+    AdminRequest request;
+    request.command = command;
+    request.queue = QString::fromUtf8(args[0]);
+    return ok(request);
+}
+
+AdminParseResult parseWatch(const QList<QByteArrayView> &args)
+{
+    if (args.isEmpty())
+        return error("Missing interval");
+    if (args.size() > 2)
+        return error("Too many arguments for 'watch'");
+    quint64 interval = 0;
+    if (!parseNumber(args[0], MaxWatchIntervalMs, interval) || interval < MinWatchIntervalMs)
+        return error("Invalid interval: expected milliseconds from 100 to 60000");
+    AdminRequest request;
+    request.command = AdminCommand::Watch;
+    request.intervalMs = int(interval);
+    if (args.size() == 2) {
+        request.sections = {};
+        for (const QByteArrayView name : args[1].toByteArray().split(',')) {
+            const auto found = std::find_if(std::begin(sections), std::end(sections),
+                                            [&](const SectionEntry &e) { return name == e.name; });
+            if (found == std::end(sections)) {
+                return error("Invalid section '" + shortText(name)
+                             + "': expected queues, exchanges, bindings, connections or "
+                               "ratelimits");
+            }
+            request.sections |= found->section;
+        }
+    }
+    return ok(request);
+}
+
+} // namespace
+
+const char *adminCommandName(AdminCommand command)
+{
+    if (command == AdminCommand::Unknown)
+        return "unknown";
+    return commands[static_cast<size_t>(command)].name.data();
+}
+
+QStringList adminCommandNames()
+{
+    QStringList names;
+    for (const Entry &entry : commands)
+        names.append(QString::fromLatin1(entry.name.data(), entry.name.size()));
+    names.sort();
+    return names;
+}
+
+QStringList sectionNames(Sections selected)
+{
+    QStringList names;
+    for (const SectionEntry &entry : sections) {
+        if (selected & entry.section)
+            names.append(QString::fromLatin1(entry.name));
+    }
+    return names;
+}
+
+AdminParseResult parseAdminRequest(QByteArrayView line)
+{
+    const QList<QByteArrayView> all = words(trimmed(line));
+    if (all.isEmpty())
+        return error("Empty request");
+    const QByteArrayView word = all.first();
+    const QList<QByteArrayView> args = all.mid(1);
+    const auto found = std::find_if(std::begin(commands), std::end(commands),
+                                    [&](const Entry &e) { return e.name == word; });
+    if (found == std::end(commands)) {
+        // A word the data listener knows is refused by name: the two protocols never mix.
+        if (protocol::parseRequest(word).status != protocol::ParseStatus::UnknownCommand)
+            return error("'" + word.toByteArray()
+                         + "' is a data-path command; the admin listener accepts only admin "
+                           "commands");
+        return error("Unknown admin command '" + shortText(word) + "' (try help)");
+    }
+    const AdminCommand command = found->command;
+    switch (command) {
+    case AdminCommand::Purge:
+    case AdminCommand::DeleteQueue:
+        return parseQueueArgument(command, args);
+    case AdminCommand::Disconnect: {
+        if (args.isEmpty())
+            return error("Missing connection id");
+        if (args.size() > 1)
+            return error("Too many arguments for 'disconnect'");
+        quint64 id = 0;
+        if (!parseNumber(args[0], std::numeric_limits<quint64>::max(), id) || id == 0)
+            return error("Invalid connection id '" + shortText(args[0]) + "'");
+        AdminRequest request;
+        request.command = command;
+        request.connectionId = id;
+        return ok(request);
+    }
+    case AdminCommand::Watch:
+        return parseWatch(args);
+    default:
+        if (!args.isEmpty())
+            return error(QByteArray("Too many arguments for '") + adminCommandName(command) + "'");
+        AdminRequest request;
+        request.command = command;
+        return ok(request);
+    }
+}
+
+} // namespace cmq::admin

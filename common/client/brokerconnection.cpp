@@ -1,0 +1,213 @@
+#include "client/brokerconnection.h"
+
+#include "client/clientlog.h"
+#include "protocol/lineframer.h"
+
+namespace cmq::client {
+
+namespace {
+
+// Deliveries carry whole envelopes; the broker's own request limit is 1 MiB by default, so this
+// only stops a peer that streams without line breaks.
+constexpr qsizetype MaxReplyLine = 64 * 1024 * 1024;
+// The broker checks liveness once a second, so a ping may come up to a second late.
+constexpr int DeadMarginMs = 2000;
+constexpr int WatchdogIntervalMs = 250;
+
+} // namespace
+
+BrokerConnection::BrokerConnection(const BrokerAddress &address, const QSslConfiguration &tls,
+                                   int heartbeatSec, int connectTimeoutMs, QObject *parent)
+    : QObject(parent),
+      m_address(address),
+      m_heartbeatSec(qBound(1, heartbeatSec, 3600)),
+      m_connectTimeoutMs(qMax(1, connectTimeoutMs))
+{
+    m_socket.setSslConfiguration(tls);
+    m_deadline.setSingleShot(true);
+    m_watchdog.setInterval(WatchdogIntervalMs);
+    connect(&m_socket, &QSslSocket::encrypted, this, &BrokerConnection::onEncrypted);
+    connect(&m_socket, &QSslSocket::readyRead, this, &BrokerConnection::onReadyRead);
+    connect(&m_socket, &QSslSocket::errorOccurred, this, &BrokerConnection::onSocketError);
+    connect(&m_socket, &QSslSocket::disconnected, this, [this] {
+        finish(m_lastUnsolicitedError.isEmpty()
+                   ? QStringLiteral("the broker closed the connection")
+                   : QString::fromUtf8(m_lastUnsolicitedError),
+               m_lastUnsolicitedError.startsWith("Error: Unauthorized"));
+    });
+    connect(&m_socket, &QSslSocket::sslErrors, this, [this](const QList<QSslError> &errors) {
+        if (!errors.isEmpty())
+            m_lastUnsolicitedError = "TLS: " + errors.first().errorString().toUtf8();
+    });
+    connect(&m_deadline, &QTimer::timeout, this, [this] {
+        if (m_draining)
+            finish(QStringLiteral("the broker is shutting down"), false);
+        else
+            finish(QStringLiteral("timed out after %1 ms connecting to %2")
+                       .arg(m_connectTimeoutMs)
+                       .arg(m_address.toString()),
+                   false);
+    });
+    connect(&m_watchdog, &QTimer::timeout, this, &BrokerConnection::onWatchdog);
+}
+
+BrokerConnection::~BrokerConnection()
+{
+    // No signal of the dying socket may reach a half-destroyed connection.
+    m_socket.disconnect(this);
+    m_socket.abort();
+}
+
+void BrokerConnection::open()
+{
+    if (m_state != State::Idle)
+        return;
+    m_state = State::Connecting;
+    m_deadline.start(m_connectTimeoutMs);
+    m_socket.connectToHostEncrypted(m_address.host, m_address.port);
+}
+
+void BrokerConnection::onEncrypted()
+{
+    // Heartbeats double as the proof that the broker accepted us.
+    const QByteArray expected = "Heartbeat " + QByteArray::number(m_heartbeatSec);
+    request("heartbeat " + QByteArray::number(m_heartbeatSec),
+            [this, expected](const Result<QByteArray> &reply) {
+                if (!reply)
+                    return;
+                if (reply.value() != expected) {
+                    finish(QString::fromUtf8(reply.value()),
+                           reply.value().startsWith("Error: Unauthorized"));
+                    return;
+                }
+                m_state = State::Ready;
+                m_deadline.stop();
+                m_sinceHeard.start();
+                m_watchdog.start();
+                Q_EMIT ready();
+            });
+}
+
+void BrokerConnection::request(const QByteArray &line, ReplyHandler handler)
+{
+    if (!isOpen() || m_draining) {
+        if (handler)
+            handler(Result<QByteArray>::failure(QStringLiteral("not connected")));
+        return;
+    }
+    m_pending.enqueue(std::move(handler));
+    m_socket.write(line + '\n');
+}
+
+void BrokerConnection::abort(const QString &reason)
+{
+    finish(reason, false);
+}
+
+void BrokerConnection::drain(int ms)
+{
+    if (!isOpen())
+        return;
+    m_draining = true;
+    if (m_pending.isEmpty()) {
+        finish(QStringLiteral("the broker is shutting down"), false);
+        return;
+    }
+    m_deadline.start(ms);
+}
+
+void BrokerConnection::onReadyRead()
+{
+    m_buffer += m_socket.readAll();
+    qsizetype offset = 0;
+    while (m_state != State::Closed) {
+        const protocol::Frame frame =
+            protocol::takeLine(QByteArrayView(m_buffer).sliced(offset), MaxReplyLine);
+        if (frame.status == protocol::FrameStatus::Incomplete)
+            break;
+        if (frame.status == protocol::FrameStatus::TooLong) {
+            finish(QStringLiteral("the broker sent a line longer than %1 bytes").arg(MaxReplyLine),
+                   false);
+            return;
+        }
+        const QByteArray line = frame.line.toByteArray();
+        offset += frame.consumed;
+        if (frame.status == protocol::FrameStatus::Ok)
+            handleLine(line);
+    }
+    if (m_state != State::Closed)
+        m_buffer.remove(0, offset);
+}
+
+void BrokerConnection::handleLine(const QByteArray &line)
+{
+    m_sinceHeard.restart();
+    if (line == "PING") {
+        m_socket.write("pong\n"); // no reply comes for it
+        return;
+    }
+    if (line == "Server shutting down") {
+        Q_EMIT shutdownNotice();
+        return;
+    }
+    if (line.startsWith("Message: ") || line.startsWith("Redelivered: ")) {
+        Q_EMIT pushed(line);
+        return;
+    }
+    if (m_pending.isEmpty()) {
+        // Lines nobody asked for: the broker's reason for closing on us, usually.
+        qCWarning(lcClient, "%s: unsolicited line: %s", qPrintable(m_address.toString()),
+                  line.left(200).constData());
+        if (line.startsWith("Error: "))
+            m_lastUnsolicitedError = line;
+        return;
+    }
+    const ReplyHandler handler = m_pending.dequeue();
+    if (handler)
+        handler(line);
+    if (m_draining && m_pending.isEmpty())
+        finish(QStringLiteral("the broker is shutting down"), false);
+}
+
+void BrokerConnection::onSocketError(QAbstractSocket::SocketError error)
+{
+    QString reason = m_socket.errorString();
+    if (!m_lastUnsolicitedError.isEmpty())
+        reason = QString::fromUtf8(m_lastUnsolicitedError);
+    const bool refused = error == QAbstractSocket::SslHandshakeFailedError
+                         || m_lastUnsolicitedError.startsWith("Error: Unauthorized");
+    finish(QStringLiteral("%1: %2").arg(m_address.toString(), reason), refused);
+}
+
+void BrokerConnection::onWatchdog()
+{
+    const qint64 limitMs = 2LL * m_heartbeatSec * 1000 + DeadMarginMs;
+    if (m_sinceHeard.elapsed() > limitMs)
+        finish(QStringLiteral("%1: nothing heard from the broker for %2 ms: considered dead")
+                   .arg(m_address.toString())
+                   .arg(m_sinceHeard.elapsed()),
+               false);
+}
+
+void BrokerConnection::finish(const QString &reason, bool refused)
+{
+    if (m_state == State::Closed)
+        return;
+    m_state = State::Closed;
+    m_deadline.stop();
+    m_watchdog.stop();
+    m_socket.disconnect(this);
+    m_socket.abort();
+    m_buffer.clear();
+    // Whoever waits for a reply learns that none will come, in request order.
+    QQueue<ReplyHandler> pending;
+    pending.swap(m_pending);
+    const auto lostReply = Result<QByteArray>::failure(QStringLiteral("connection lost: ") + reason);
+    for (const ReplyHandler &handler : std::as_const(pending)) {
+        if (handler)
+            handler(lostReply);
+    }
+    Q_EMIT lost(reason, refused);
+}
+
+} // namespace cmq::client

@@ -1,0 +1,454 @@
+#include "client/client.h"
+
+#include <algorithm>
+
+#include <QJsonDocument>
+#include <QJsonObject>
+
+#include "client/brokerconnection.h"
+#include "client/clientlog.h"
+#include "client/memoryoutbox.h"
+#include "client/messageid.h"
+#include "client/publisher.h"
+#include "client/requesttracker.h"
+#include "client/subscriber.h"
+#include "crypto/envelopecrypto.h"
+#include "protocol/request.h"
+#include "tls/tlsidentity.h"
+
+namespace cmq::client {
+
+namespace {
+
+// A connection that dies sooner than this after being accepted does not reset the backoff, so a
+// broker that accepts and drops us at once is not hammered.
+constexpr int StableConnectionMs = 2000;
+// After the shutdown notice the broker still sends the replies it owes; we wait this long.
+constexpr int ShutdownDrainMs = 3000;
+
+bool isValidName(const QString &name)
+{
+    return protocol::isValidName(name.toUtf8());
+}
+
+} // namespace
+
+Client::Client(ClientOptions options, std::unique_ptr<OutboxStore> outbox, QObject *parent)
+    : QObject(parent),
+      m_options(std::move(options)),
+      m_outbox(outbox ? std::move(outbox) : std::make_unique<MemoryOutbox>()),
+      m_backoff(m_options.backoffInitialMs, m_options.backoffMaxMs)
+{
+    qRegisterMetaType<cmq::client::MessageState>();
+    qRegisterMetaType<cmq::client::IncomingMessage>();
+    qRegisterMetaType<cmq::client::ConnectionState>();
+
+    m_reconnectTimer.setSingleShot(true);
+    connect(&m_reconnectTimer, &QTimer::timeout, this, &Client::tryConnect);
+
+    m_publisher = new Publisher(*m_outbox, m_options.publishWindow, m_options.retryDelayMs, this);
+    m_subscriber = new Subscriber(m_options.dedupeCapacity, this);
+    m_requests = new RequestTracker(this);
+
+    connect(m_publisher, &Publisher::stateChanged, this,
+            [this](const QString &id, MessageState state, const QString &detail) {
+                Q_EMIT messageStateChanged(id, state, detail);
+                if (state == MessageState::Failed)
+                    m_requests->failByMessageId(id, detail);
+            });
+    connect(m_publisher, &Publisher::drained, this, &Client::outboxDrained);
+    connect(m_subscriber, &Subscriber::rejected, this, &Client::messageRejected);
+    connect(m_requests, &RequestTracker::timedOut, this,
+            [this](const QString &id) { m_publisher->cancel(id); });
+    m_subscriber->setDeliver([this](const IncomingMessage &message) { deliver(message); });
+}
+
+Client::~Client()
+{
+    stop();
+}
+
+Status Client::start()
+{
+    if (m_started)
+        return success();
+    if (m_options.brokers.isEmpty())
+        return failure(QStringLiteral("no broker address configured"));
+    const auto tls = tls::clientConfiguration(m_options.tls);
+    if (!tls)
+        return failure(tls.error());
+    m_tls = tls.value();
+    m_name = m_options.name.isEmpty() ? tls::commonName(m_tls.localCertificate()) : m_options.name;
+    if (m_name.isEmpty())
+        return failure(QStringLiteral("the client certificate has no Common Name; give a name"));
+    if (!isValidName(m_name))
+        return failure(QStringLiteral("'%1' cannot be used as a client name").arg(m_name));
+    if (!m_options.keyPairPath.isEmpty()) {
+        auto keys = crypto::loadKeyPair(m_options.keyPairPath);
+        if (!keys)
+            return failure(keys.error());
+        m_keys = keys.value();
+        m_subscriber->setKeyPair(keys.value());
+    }
+    if (const Status loaded = m_publisher->load(); !loaded)
+        return failure(QStringLiteral("cannot read the outbox: %1").arg(loaded.error()));
+    m_started = true;
+    if (m_listenRequested) {
+        if (const Status listening = ensureListening(); !listening) {
+            m_started = false;
+            return listening;
+        }
+    }
+    m_brokerIndex = 0;
+    m_failuresThisRound = 0;
+    m_backoff.reset();
+    setState(ConnectionState::Connecting);
+    tryConnect();
+    return success();
+}
+
+void Client::stop()
+{
+    m_started = false;
+    m_reconnectTimer.stop();
+    if (BrokerConnection *connection = std::exchange(m_connection, nullptr)) {
+        m_publisher->detach();
+        m_subscriber->detach();
+        connection->disconnect(this);
+        connection->abort(QStringLiteral("stopped"));
+        connection->deleteLater();
+    }
+    setState(ConnectionState::Stopped);
+}
+
+QString Client::currentBroker() const
+{
+    if (m_state != ConnectionState::Connected || !m_connection)
+        return {};
+    return m_connection->address().toString();
+}
+
+void Client::setState(ConnectionState state)
+{
+    if (m_state == state)
+        return;
+    m_state = state;
+    Q_EMIT stateChanged(state);
+}
+
+void Client::tryConnect()
+{
+    if (!m_started)
+        return;
+    const BrokerAddress address = m_options.brokers.at(m_brokerIndex);
+    auto *connection = new BrokerConnection(address, m_tls, m_options.heartbeatSec,
+                                            m_options.connectTimeoutMs, this);
+    m_connection = connection;
+    connect(connection, &BrokerConnection::ready, this, [this, connection] { onReady(connection); });
+    connect(connection, &BrokerConnection::lost, this,
+            [this, connection](const QString &reason, bool refused) {
+                onLost(connection, reason, refused);
+            });
+    connect(connection, &BrokerConnection::pushed, this, [this, connection](const QByteArray &line) {
+        if (connection == m_connection)
+            m_subscriber->handlePush(line);
+    });
+    connect(connection, &BrokerConnection::shutdownNotice, this,
+            [this, connection] { onShutdownNotice(connection); });
+    qCDebug(lcClient, "%s: connecting to %s", qPrintable(m_name), qPrintable(address.toString()));
+    connection->open();
+}
+
+void Client::connectNext()
+{
+    m_brokerIndex = (m_brokerIndex + 1) % int(m_options.brokers.size());
+    if (m_failuresThisRound < m_options.brokers.size()) {
+        m_reconnectTimer.start(0);
+        return;
+    }
+    // Every address failed once: pause before the next round.
+    m_failuresThisRound = 0;
+    const int delay = m_backoff.nextDelayMs();
+    qCDebug(lcClient, "%s: no broker reachable, next round in %d ms", qPrintable(m_name), delay);
+    m_reconnectTimer.start(delay);
+}
+
+void Client::onReady(BrokerConnection *connection)
+{
+    if (connection != m_connection)
+        return;
+    m_failuresThisRound = 0;
+    m_connectedSince.start();
+    const QString broker = connection->address().toString();
+    qCInfo(lcClient, "%s: connected to %s", qPrintable(m_name), qPrintable(broker));
+    setState(ConnectionState::Connected);
+    Q_EMIT connected(broker);
+    // Topology and subscriptions first: the broker answers in order, so our queue exists before
+    // anything we publish needs it.
+    m_subscriber->attach(connection);
+    for (const TopologyStep &step : std::as_const(m_steps))
+        runStep(step);
+    m_publisher->attach(connection);
+}
+
+void Client::onLost(BrokerConnection *connection, const QString &reason, bool refused)
+{
+    connection->deleteLater();
+    if (connection != m_connection)
+        return; // a connection we had already left (after a shutdown notice)
+    m_connection = nullptr;
+    m_publisher->detach();
+    m_subscriber->detach();
+    if (!m_started)
+        return;
+    const QString broker = connection->address().toString();
+    if (m_state == ConnectionState::Connected) {
+        qCWarning(lcClient, "%s: lost %s: %s", qPrintable(m_name), qPrintable(broker),
+                  qPrintable(reason));
+        setState(ConnectionState::Connecting);
+        Q_EMIT disconnected(reason);
+        if (m_connectedSince.elapsed() >= StableConnectionMs)
+            m_backoff.reset();
+        m_failuresThisRound = 0;
+    } else {
+        qCInfo(lcClient, "%s: cannot use %s: %s", qPrintable(m_name), qPrintable(broker),
+               qPrintable(reason));
+        Q_EMIT connectionFailed(broker, reason, refused);
+        ++m_failuresThisRound;
+    }
+    connectNext();
+}
+
+void Client::onShutdownNotice(BrokerConnection *connection)
+{
+    if (connection != m_connection)
+        return;
+    qCInfo(lcClient, "%s: %s is shutting down, failing over", qPrintable(m_name),
+           qPrintable(connection->address().toString()));
+    // Leave it to finish the replies it owes (late ACKs still confirm messages) and move on.
+    m_connection = nullptr;
+    m_publisher->detach();
+    m_subscriber->detach();
+    connection->drain(ShutdownDrainMs);
+    setState(ConnectionState::Connecting);
+    Q_EMIT disconnected(QStringLiteral("the broker is shutting down"));
+    m_failuresThisRound = 0;
+    m_backoff.reset();
+    connectNext();
+}
+
+Result<QString> Client::send(const QString &to, const QByteArray &payload,
+                             const SendOptions &options)
+{
+    using R = Result<QString>;
+    if (!m_started)
+        return R::failure(QStringLiteral("the client is not started"));
+    if (!isValidName(to))
+        return R::failure(QStringLiteral("'%1' is not a valid client name").arg(to));
+    OutboxEntry entry;
+    entry.messageId = options.messageId.isEmpty()
+                          ? makeMessageId(m_name, newCorrelationId(), to)
+                          : options.messageId;
+    if (!isValidName(entry.messageId))
+        return R::failure(QStringLiteral("'%1' is not a valid message id").arg(entry.messageId));
+    entry.receiver = to;
+    entry.exchange = m_options.conventions.exchange;
+    entry.routingKey = m_options.conventions.routingKeyFor(to);
+    entry.payload = payload;
+    entry.extraFields = options.extraFields;
+    entry.createdAt = QDateTime::currentDateTimeUtc();
+    const QString id = entry.messageId;
+    if (const Status queued = m_publisher->enqueue(std::move(entry)); !queued)
+        return R::failure(queued.error());
+    return id;
+}
+
+Result<QString> Client::publishEnvelope(const QString &exchange, const QString &routingKey,
+                                        const QByteArray &envelopeJson)
+{
+    using R = Result<QString>;
+    if (!m_started)
+        return R::failure(QStringLiteral("the client is not started"));
+    if (!isValidName(exchange) || !isValidName(routingKey))
+        return R::failure(QStringLiteral("invalid exchange or routing key"));
+    const auto parsed = crypto::parseEnvelopeJson(envelopeJson);
+    if (!parsed)
+        return R::failure(QStringLiteral("not an envelope: %1").arg(parsed.error()));
+    if (!isValidName(parsed->messageId))
+        return R::failure(QStringLiteral("'%1' is not a valid message id").arg(parsed->messageId));
+    OutboxEntry entry;
+    entry.messageId = parsed->messageId;
+    entry.receiver = parsed->receiverClientId;
+    entry.exchange = exchange;
+    entry.routingKey = routingKey;
+    // One line on the wire: a pretty-printed file is compacted, other bytes are kept.
+    entry.envelope = envelopeJson.trimmed();
+    if (entry.envelope.contains('\n'))
+        entry.envelope = QJsonDocument::fromJson(entry.envelope).toJson(QJsonDocument::Compact);
+    entry.createdAt = QDateTime::currentDateTimeUtc();
+    const QString id = entry.messageId;
+    if (const Status queued = m_publisher->enqueue(std::move(entry)); !queued)
+        return R::failure(queued.error());
+    return id;
+}
+
+Status Client::listen(Handler handler)
+{
+    m_handler = std::move(handler);
+    if (!m_started) {
+        m_listenRequested = true;
+        return success();
+    }
+    return ensureListening();
+}
+
+void Client::setListeningPaused(bool paused)
+{
+    m_subscriber->setPaused(paused);
+}
+
+Status Client::ensureListening()
+{
+    if (m_listening)
+        return success();
+    if (!m_keys)
+        return failure(QStringLiteral("receiving needs our X25519 key pair (keyPairPath; create "
+                                      "one with 'cmq keygen')"));
+    m_listening = true;
+    const Conventions &names = m_options.conventions;
+    const QByteArray queue = names.queueFor(m_name).toUtf8();
+    const QByteArray exchange = names.exchange.toUtf8();
+    addStep("register_public_key " + m_keys->publicKey.toBase64(), "Public key registered", {});
+    addStep("declare_exchange " + exchange, "Exchange declared", {});
+    addStep("declare_queue " + queue, "Queue declared", {});
+    addStep("bind " + queue + ' ' + exchange + ' ' + names.routingKeyFor(m_name).toUtf8(),
+            "Queue bound", {});
+    addStep("qos " + QByteArray::number(m_options.prefetch), "Qos set to ", {});
+    addStep("consume " + queue, "Subscribed to queue", {});
+    return success();
+}
+
+Result<QString> Client::request(const QString &to, const QByteArray &payload, int timeoutMs,
+                                RequestCallback done)
+{
+    using R = Result<QString>;
+    if (!m_started)
+        return R::failure(QStringLiteral("the client is not started"));
+    if (const Status listening = ensureListening(); !listening)
+        return R::failure(listening.error());
+    const QString correlationId = newCorrelationId();
+    SendOptions options;
+    options.messageId = makeMessageId(m_name, correlationId, to);
+    options.extraFields = QJsonObject{{QStringLiteral("kind"), QStringLiteral("request")},
+                                      {QStringLiteral("correlation_id"), correlationId},
+                                      {QStringLiteral("reply_to"), m_name}};
+    // Registered first: a reply can only come after the send, but the send may fail at once.
+    m_requests->add(correlationId, options.messageId, to, timeoutMs, std::move(done));
+    auto sent = send(to, payload, options);
+    if (!sent) {
+        m_requests->failByMessageId(options.messageId, sent.error());
+        return sent;
+    }
+    return sent;
+}
+
+void Client::declareExchange(const QString &exchange, ReplyCallback done)
+{
+    addStep("declare_exchange " + exchange.toUtf8(), "Exchange declared", std::move(done));
+}
+
+void Client::declareQueue(const QString &queue, ReplyCallback done)
+{
+    addStep("declare_queue " + queue.toUtf8(), "Queue declared", std::move(done));
+}
+
+void Client::bindQueue(const QString &queue, const QString &exchange, const QString &routingKey,
+                       ReplyCallback done)
+{
+    addStep("bind " + queue.toUtf8() + ' ' + exchange.toUtf8() + ' ' + routingKey.toUtf8(),
+            "Queue bound", std::move(done));
+}
+
+void Client::addStep(const QByteArray &line, const QByteArray &expectedReply, ReplyCallback done)
+{
+    const TopologyStep step{line, expectedReply};
+    const bool known = std::any_of(m_steps.cbegin(), m_steps.cend(),
+                                   [&](const TopologyStep &s) { return s.line == line; });
+    if (!known)
+        m_steps.append(step);
+    if (done)
+        m_stepCallbacks.insert(line, std::move(done));
+    if (m_connection && m_connection->isReady() && (!known || m_stepCallbacks.contains(line)))
+        runStep(step);
+}
+
+void Client::runStep(const TopologyStep &step)
+{
+    m_connection->request(step.line, [this, step](const Result<QByteArray> &reply) {
+        if (!reply)
+            return; // replayed, with its callbacks, on the next connection
+        const QList<ReplyCallback> callbacks = m_stepCallbacks.values(step.line);
+        m_stepCallbacks.remove(step.line);
+        const bool ok = reply->startsWith(step.expectedReply);
+        if (!ok) {
+            qCWarning(lcClient, "%s: %s: %s", qPrintable(m_name), step.line.left(100).constData(),
+                      reply->constData());
+            Q_EMIT errorOccurred(QStringLiteral("%1: %2").arg(
+                QString::fromUtf8(step.line.left(100)), QString::fromUtf8(reply.value())));
+        } else if (step.line.startsWith("consume ")) {
+            Q_EMIT subscribed(QString::fromUtf8(step.line.mid(8)));
+        }
+        for (const ReplyCallback &callback : callbacks)
+            callback(reply);
+    });
+}
+
+void Client::deliver(const IncomingMessage &message)
+{
+    switch (message.kind) {
+    case MessageKind::Reply:
+        if (!m_requests->resolve(message.correlationId, message.payload))
+            qCInfo(lcClient, "%s: reply %s came after its request ended; dropped",
+                   qPrintable(m_name), qPrintable(message.messageId));
+        return;
+    case MessageKind::Request: {
+        std::optional<QByteArray> answer;
+        if (m_handler)
+            answer = m_handler(message);
+        Q_EMIT messageReceived(message);
+        if (!answer)
+            return;
+        if (message.from.isEmpty() || message.correlationId.isEmpty()) {
+            Q_EMIT errorOccurred(QStringLiteral("request %1 has no reply_to or correlation_id: "
+                                                "no reply sent").arg(message.messageId));
+            return;
+        }
+        SendOptions options;
+        options.extraFields = QJsonObject{{QStringLiteral("kind"), QStringLiteral("reply")},
+                                          {QStringLiteral("correlation_id"), message.correlationId}};
+        // Through the outbox like any message, before the request is acked: a crash in between
+        // means the request comes again, never a request without its reply.
+        if (const auto sent = send(message.from, answer.value(), options); !sent)
+            Q_EMIT errorOccurred(QStringLiteral("cannot reply to %1: %2")
+                                     .arg(message.messageId, sent.error()));
+        return;
+    }
+    case MessageKind::Message:
+        if (m_handler)
+            m_handler(message);
+        Q_EMIT messageReceived(message);
+        return;
+    }
+}
+
+int Client::pendingCount() const
+{
+    return m_publisher->pendingCount();
+}
+
+int Client::duplicatesDropped() const
+{
+    return m_subscriber->duplicatesDropped();
+}
+
+} // namespace cmq::client

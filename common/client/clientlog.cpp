@@ -1,0 +1,3 @@
+#include "client/clientlog.h"
+
+Q_LOGGING_CATEGORY(lcClient, "ciphermq.client", QtInfoMsg)

@@ -1,0 +1,277 @@
+// Overload protection against the real broker: connections that never finish the TLS
+// handshake are closed after the timeout and do not keep others out; the cap on handshakes
+// in progress; the cap on connections; a consumer that stops reading gets no more deliveries
+// and the broker's memory stays bounded (VmRSS measured); and a flood of malformed lines
+// leaves the broker serving everyone else.
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTcpSocket>
+#include <QtTest>
+
+#include "brokerprocess.h"
+#include "testclient.h"
+#include "testenv.h"
+
+using cmq::test::BrokerProcess;
+using cmq::test::freePort;
+using cmq::test::TestClient;
+
+namespace {
+
+qint64 residentKb(qint64 pid)
+{
+    QFile status(QStringLiteral("/proc/%1/status").arg(pid));
+    if (!status.open(QIODevice::ReadOnly))
+        return -1;
+    for (const QByteArray &line : status.readAll().split('\n')) {
+        if (line.startsWith("VmRSS:"))
+            return line.mid(6).trimmed().split(' ').value(0).toLongLong();
+    }
+    return -1;
+}
+
+QByteArray envelope(const QByteArray &id, qsizetype ciphertextBytes = 8)
+{
+    const QByteArray cipher = QByteArray(ciphertextBytes * 3 / 4, 'x').toBase64();
+    return R"({"message_id":")" + id
+           + R"(","receiver_client_id":"receiver_1","enc_session_key":"ZW5j","nonce":"bm9uY2U=","ciphertext":")"
+           + cipher + R"("})";
+}
+
+bool served(quint16 port, int timeoutMs = 5000)
+{
+    TestClient client("sender_1");
+    return client.connectTo(port, timeoutMs)
+           && client.request("get_public_key nobody", timeoutMs) == "Public key not found";
+}
+
+} // namespace
+
+class tst_Overload : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void slowHandshakesTimeOutAndDoNotBlock();
+    void handshakeCap();
+    void connectionCap();
+    void consumerThatStopsReading();
+    void malformedFlood();
+};
+
+void tst_Overload::slowHandshakesTimeOutAndDoNotBlock()
+{
+    BrokerProcess broker;
+    broker.set("server.handshake_timeout_ms", "3000");
+    QVERIFY2(broker.start(), broker.output().constData());
+    // Thirty connections that never send a byte (a slowloris attacker).
+    QList<QTcpSocket *> idle;
+    for (int i = 0; i < 30; ++i) {
+        auto *socket = new QTcpSocket;
+        socket->connectToHost(QHostAddress::LocalHost, broker.port());
+        QVERIFY(socket->waitForConnected(5000));
+        idle.append(socket);
+    }
+    QElapsedTimer timer;
+    timer.start();
+    // Others are served meanwhile, well before the idle ones time out.
+    QVERIFY(served(broker.port()));
+    QVERIFY2(timer.elapsed() < 2500, qPrintable(QString::number(timer.elapsed())));
+    // Each idle connection is closed by the broker after the handshake timeout.
+    for (QTcpSocket *socket : idle) {
+        if (socket->state() == QAbstractSocket::ConnectedState)
+            QVERIFY(socket->waitForDisconnected(10000));
+    }
+    QVERIFY2(timer.elapsed() >= 2500, qPrintable(QString::number(timer.elapsed())));
+    qDeleteAll(idle);
+    QVERIFY(served(broker.port()));
+    QVERIFY(broker.terminate());
+    // The log says why, per connection.
+    QCOMPARE(broker.output().count("failed (timeout): no TLS handshake within 3000 ms"), 30);
+}
+
+void tst_Overload::handshakeCap()
+{
+    BrokerProcess broker;
+    const quint16 adminPort = freePort();
+    broker.set("admin.enabled", "true");
+    broker.set("admin.address", QStringLiteral("\"127.0.0.1:%1\"").arg(adminPort));
+    broker.set("server.handshake_timeout_ms", "3000");
+    broker.set("server.max_handshakes", "8");
+    QVERIFY2(broker.start(), broker.output().constData());
+    QList<QTcpSocket *> idle;
+    for (int i = 0; i < 8; ++i) {
+        auto *socket = new QTcpSocket;
+        socket->connectToHost(QHostAddress::LocalHost, broker.port());
+        QVERIFY(socket->waitForConnected(5000));
+        idle.append(socket);
+    }
+    TestClient operatorClient("ops-admin");
+    QVERIFY(operatorClient.connectTo(adminPort));
+    QTRY_COMPARE(QJsonDocument::fromJson(operatorClient.request("ratelimits"))
+                     .object()
+                     .value("handshakes_in_progress")
+                     .toInt(),
+                 8);
+    // The ninth is closed at once, not after the timeout: no slot, no TLS.
+    QElapsedTimer timer;
+    timer.start();
+    QTcpSocket ninth;
+    ninth.connectToHost(QHostAddress::LocalHost, broker.port());
+    QVERIFY(ninth.waitForConnected(5000));
+    QVERIFY(ninth.waitForDisconnected(2000));
+    QVERIFY2(timer.elapsed() < 2000, qPrintable(QString::number(timer.elapsed())));
+    // The slots come back when the slow ones time out; then everyone is served again.
+    QTRY_VERIFY_WITH_TIMEOUT(served(broker.port(), 2000), 10000);
+    QCOMPARE(QJsonDocument::fromJson(operatorClient.request("ratelimits"))
+                 .object()
+                 .value("handshakes_in_progress")
+                 .toInt(),
+             0);
+    operatorClient.send("metrics");
+    QVERIFY(operatorClient
+                .readLineStartingWith("ciphermq_connections_refused_total{listener=\"data\","
+                                      "reason=\"handshake_limit\"}")
+                .split(' ')
+                .last()
+                .toInt()
+            >= 1);
+    QCOMPARE(operatorClient.readLineStartingWith(
+                 "ciphermq_tls_handshake_failures_total{listener=\"data\",reason=\"timeout\"}"),
+             "ciphermq_tls_handshake_failures_total{listener=\"data\",reason=\"timeout\"} 8");
+    qDeleteAll(idle);
+}
+
+void tst_Overload::connectionCap()
+{
+    BrokerProcess broker;
+    broker.set("server.max_connections", "4");
+    QVERIFY2(broker.start(), broker.output().constData());
+    QList<TestClient *> open;
+    for (int i = 0; i < 4; ++i) {
+        open.append(new TestClient(i % 2 ? "sender_1" : "receiver_1"));
+        QVERIFY(open.last()->connectTo(broker.port()));
+        QCOMPARE(open.last()->request("heartbeat 60"), "Heartbeat 60");
+    }
+    TestClient fifth("svc-a");
+    QVERIFY(fifth.connectTo(broker.port()));
+    QCOMPARE(fifth.readLine(), "Error: Server busy: connection limit reached (4)");
+    QVERIFY(fifth.waitForDisconnected());
+    delete open.takeFirst();
+    QTRY_VERIFY_WITH_TIMEOUT(served(broker.port(), 2000), 5000);
+    qDeleteAll(open);
+}
+
+void tst_Overload::consumerThatStopsReading()
+{
+    BrokerProcess broker;
+    const quint16 adminPort = freePort();
+    broker.set("admin.enabled", "true");
+    broker.set("admin.address", QStringLiteral("\"127.0.0.1:%1\"").arg(adminPort));
+    broker.set("performance.max_queue_size", "100");
+    broker.set("server.output_buffer_bytes", "1048576");
+    QVERIFY2(broker.start(), broker.output().constData());
+    TestClient receiver("receiver_1");
+    QVERIFY(receiver.connectTo(broker.port()));
+    QCOMPARE(receiver.request("declare_exchange CipherMQ_exchange"), "Exchange declared");
+    QCOMPARE(receiver.request("declare_queue receiver_1_slow"), "Queue declared");
+    QCOMPARE(receiver.request("bind receiver_1_slow CipherMQ_exchange receiver_1_slow"),
+             "Queue bound");
+    // Unlimited prefetch: only the output buffer limit can hold deliveries back. Then the
+    // consumer never reads again.
+    QCOMPARE(receiver.request("qos 0"), "Qos set to 0");
+    QCOMPARE(receiver.request("consume receiver_1_slow"), "Subscribed to queue");
+    receiver.socket().setReadBufferSize(64 * 1024); // our side stops reading too
+
+    TestClient sender("sender_1");
+    QVERIFY(sender.connectTo(broker.port()));
+    const qint64 before = residentKb(broker.pid());
+    QVERIFY(before > 0);
+    // 1600 messages of 64 KiB: 100 MiB that would all sit in the broker's output buffer for
+    // this consumer if nothing held them back.
+    constexpr int kMessages = 1600;
+    constexpr int kWindow = 64;
+    int acked = 0;
+    for (int sent = 0; sent < kMessages || acked < kMessages;) {
+        while (sent < kMessages && sent - acked < kWindow) {
+            const QByteArray id = "slow-" + QByteArray::number(sent++);
+            sender.send("publish CipherMQ_exchange receiver_1_slow " + envelope(id, 64 * 1024));
+        }
+        const QByteArray line = sender.readLine(30000);
+        QVERIFY2(line.startsWith("ACK slow-"), line.constData());
+        ++acked;
+    }
+    const qint64 after = residentKb(broker.pid());
+    const qint64 growthMb = (after - before) / 1024;
+    qInfo("broker VmRSS %lld kB -> %lld kB (+%lld MiB) for %d MiB published", before, after,
+          growthMb, kMessages / 16);
+    QVERIFY2(growthMb < 48, qPrintable(QStringLiteral("grew %1 MiB").arg(growthMb)));
+
+    // The admin view says why: a slow consumer, its messages still queued (the oldest evicted
+    // by the queue's limit, as configured), not pushed at it.
+    TestClient operatorClient("ops-admin");
+    QVERIFY(operatorClient.connectTo(adminPort));
+    const QJsonArray connections =
+        QJsonDocument::fromJson(operatorClient.request("connections")).array();
+    QJsonObject consumer;
+    for (const QJsonValue &v : connections) {
+        if (v.toObject().value("consumers").toArray().contains(QStringLiteral("receiver_1_slow")))
+            consumer = v.toObject();
+    }
+    QCOMPARE(consumer.value("slow").toBool(), true);
+    QVERIFY(consumer.value("slow_events").toInt() >= 1);
+    QVERIFY(consumer.value("messages_out").toInt() < kMessages / 4);
+    const QJsonArray queues = QJsonDocument::fromJson(operatorClient.request("queues")).array();
+    const QJsonObject queue = queues.at(0).toObject();
+    QCOMPARE(queue.value("name").toString(), QStringLiteral("receiver_1_slow"));
+    QVERIFY(queue.value("ready").toInt() > 0);
+    QVERIFY(queue.value("evicted").toInt() > kMessages / 2);
+    // Everyone else is served as usual.
+    QVERIFY(served(broker.port()));
+    // When the consumer reads again, deliveries resume.
+    receiver.socket().setReadBufferSize(0);
+    QList<QByteArray> skipped;
+    const QByteArray delivery = receiver.readLineStartingWith("Message: slow-", 15000, &skipped);
+    QVERIFY(!delivery.isEmpty());
+}
+
+void tst_Overload::malformedFlood()
+{
+    BrokerProcess broker;
+    QVERIFY2(broker.start(), broker.output().constData());
+    TestClient flooder("sender_1");
+    QVERIFY(flooder.connectTo(broker.port()));
+    // 10,000 malformed lines of five kinds, in one go, without reading a reply.
+    const QList<QPair<QByteArray, QByteArray>> kinds = {
+        {"this is not a command", "Unknown command"},
+        {"publish", "Missing parameters"},
+        {"publish CipherMQ_exchange rk {not json", "Invalid message format: "},
+        {"ack", "Missing message ID"},
+        {"\xff\xfe garbage", "Error: Invalid UTF-8 in request line"},
+    };
+    QByteArray flood;
+    for (int i = 0; i < 10000; ++i)
+        flood += kinds[i % kinds.size()].first + '\n';
+    flooder.sendRaw(flood);
+    // Meanwhile another client is served promptly.
+    QElapsedTimer timer;
+    timer.start();
+    QVERIFY(served(broker.port()));
+    QVERIFY2(timer.elapsed() < 5000, qPrintable(QString::number(timer.elapsed())));
+    // Every malformed line got its error, in order; the connection is still usable.
+    for (int i = 0; i < 10000; ++i) {
+        const QByteArray line = flooder.readLine(15000);
+        QVERIFY2(line.startsWith(kinds[i % kinds.size()].second),
+                 qPrintable(QStringLiteral("line %1: %2").arg(i).arg(QString::fromUtf8(line))));
+    }
+    QCOMPARE(flooder.request("get_public_key nobody"), "Public key not found");
+    QVERIFY(broker.isRunning());
+    QVERIFY(broker.terminate());
+    QCOMPARE(broker.exitCode(), 0);
+}
+
+QTEST_GUILESS_MAIN(tst_Overload)
+#include "tst_13_overload.moc"
