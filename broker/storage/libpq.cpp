@@ -26,6 +26,7 @@ Api resolve(bool *ok)
     get(api.execPrepared, "PQexecPrepared");
     get(api.resultStatus, "PQresultStatus");
     get(api.resultErrorMessage, "PQresultErrorMessage");
+    get(api.resultErrorField, "PQresultErrorField");
     get(api.ntuples, "PQntuples");
     get(api.getvalue, "PQgetvalue");
     get(api.getlength, "PQgetlength");

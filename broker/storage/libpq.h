@@ -30,6 +30,7 @@ struct Api
                                int resultFormat);
     int (*resultStatus)(const ResultSet *);
     char *(*resultErrorMessage)(const ResultSet *);
+    char *(*resultErrorField)(const ResultSet *, int field); // field 'C': the SQLSTATE
     int (*ntuples)(const ResultSet *);
     char *(*getvalue)(const ResultSet *, int row, int column);
     int (*getlength)(const ResultSet *, int row, int column);

@@ -148,7 +148,10 @@ Result<QSet<QString>> writePostgresBinary(SqlSession &s, const pq::Api &api,
     if (!s.isPrepared(PublishStatementName)) {
         pq::ResultSet *prepared =
             api.prepare(connection, PublishStatementName, PublishStatement, 0, nullptr);
-        const bool ok = prepared && api.resultStatus(prepared) == pq::CommandOk;
+        // 42P05: prepared earlier on this connection by another session object; same text.
+        const bool ok = prepared
+            && (api.resultStatus(prepared) == pq::CommandOk
+                || qstrcmp(api.resultErrorField(prepared, 'C'), "42P05") == 0);
         const QString error = ok ? QString() : libpqError(api, prepared);
         if (prepared)
             api.clear(prepared);

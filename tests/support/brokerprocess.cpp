@@ -76,6 +76,17 @@ void BrokerProcess::usePostgres(const QString &databaseName)
     set("database.password", quoted(""));
 }
 
+void BrokerProcess::usePostgres(const QString &host, quint16 port, const QString &user,
+                                const QString &databaseName)
+{
+    set("database.driver", quoted("postgresql"));
+    set("database.host", quoted(host));
+    set("database.port", QString::number(port));
+    set("database.user", quoted(user));
+    set("database.password", quoted(""));
+    set("database.dbname", quoted(databaseName));
+}
+
 QString BrokerProcess::configText() const
 {
     QString text;

@@ -21,6 +21,9 @@ public:
     void set(const QString &dottedKey, const QString &tomlValue);
     // Use a PostgreSQL database (a fresh one is created per call) instead of SQLite.
     void usePostgres(const QString &databaseName);
+    // Use a database on a given server (e.g. a test's private one).
+    void usePostgres(const QString &host, quint16 port, const QString &user,
+                     const QString &databaseName);
 
     QString configText() const;
     QString writeConfig() const; // returns its path
