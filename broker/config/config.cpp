@@ -208,6 +208,14 @@ void readRateLimit(TomlReader &r, Config::RateLimit &l)
     r.readPositiveDouble("global_burst", l.globalBurst);
     r.readPositiveDouble("publish_rps", l.publishRps);
     r.readPositiveDouble("publish_burst", l.publishBurst);
+    l.ipGlobalRps = l.globalRps;
+    l.ipGlobalBurst = l.globalBurst;
+    l.ipPublishRps = l.publishRps;
+    l.ipPublishBurst = l.publishBurst;
+    r.readPositiveDouble("ip_global_rps", l.ipGlobalRps);
+    r.readPositiveDouble("ip_global_burst", l.ipGlobalBurst);
+    r.readPositiveDouble("ip_publish_rps", l.ipPublishRps);
+    r.readPositiveDouble("ip_publish_burst", l.ipPublishBurst);
     r.readInt("max_connections_per_ip", l.maxConnectionsPerIp, 1, kIntMax);
     r.readInt("max_connections_per_cn", l.maxConnectionsPerCn, 1, kIntMax);
 }

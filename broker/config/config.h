@@ -90,6 +90,12 @@ struct Config
         double globalBurst = 200.0;
         double publishRps = 50.0;
         double publishBurst = 100.0;
+        // The per-IP buckets; when a key is absent, the per-CN value above (the seed's one
+        // setting for both). Raise them for clients behind a shared NAT address.
+        double ipGlobalRps = 100.0;
+        double ipGlobalBurst = 200.0;
+        double ipPublishRps = 50.0;
+        double ipPublishBurst = 100.0;
         int maxConnectionsPerIp = 50;
         int maxConnectionsPerCn = 20;
     } rateLimit;

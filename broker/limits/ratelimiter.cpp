@@ -35,21 +35,36 @@ void RateLimiter::configure(const Config::RateLimit &settings)
 {
     m_settings = settings;
     const qint64 now = m_clock.nowNs();
-    for (Table *table : {&m_cn, &m_ip}) {
-        for (Entry &e : *table) {
-            e.global.configure(settings.globalRps, settings.globalBurst, now);
-            e.publish.configure(settings.publishRps, settings.publishBurst, now);
-        }
+    for (Entry &e : m_cn)
+        configureEntry(Scope::Cn, e, now);
+    for (Entry &e : m_ip)
+        configureEntry(Scope::Ip, e, now);
+}
+
+void RateLimiter::configureEntry(Scope scope, Entry &e, qint64 now) const
+{
+    const Config::RateLimit &s = m_settings;
+    if (scope == Scope::Cn) {
+        e.global.configure(s.globalRps, s.globalBurst, now);
+        e.publish.configure(s.publishRps, s.publishBurst, now);
+    } else {
+        e.global.configure(s.ipGlobalRps, s.ipGlobalBurst, now);
+        e.publish.configure(s.ipPublishRps, s.ipPublishBurst, now);
     }
 }
 
-RateLimiter::Entry &RateLimiter::entry(Table &table, const QString &key, qint64 now)
+RateLimiter::Entry &RateLimiter::entry(Scope scope, const QString &key, qint64 now)
 {
+    Table &table = scope == Scope::Cn ? m_cn : m_ip;
     auto it = table.find(key);
     if (it == table.end()) {
+        const Config::RateLimit &s = m_settings;
+        const bool cn = scope == Scope::Cn;
         Entry fresh;
-        fresh.global = TokenBucket(m_settings.globalRps, m_settings.globalBurst, now);
-        fresh.publish = TokenBucket(m_settings.publishRps, m_settings.publishBurst, now);
+        fresh.global = TokenBucket(cn ? s.globalRps : s.ipGlobalRps,
+                                   cn ? s.globalBurst : s.ipGlobalBurst, now);
+        fresh.publish = TokenBucket(cn ? s.publishRps : s.ipPublishRps,
+                                    cn ? s.publishBurst : s.ipPublishBurst, now);
         it = table.insert(key, fresh);
     }
     it->lastSeenNs = now;
@@ -61,8 +76,12 @@ Refusal RateLimiter::bucketRefusal(Scope scope, BucketKind kind, const QString &
     const bool publish = kind == BucketKind::Publish;
     const QString who = scope == Scope::Cn ? QStringLiteral("CN '%1'").arg(key)
                                            : QStringLiteral("IP %1").arg(key);
-    const double rate = publish ? m_settings.publishRps : m_settings.globalRps;
-    const double burst = publish ? m_settings.publishBurst : m_settings.globalBurst;
+    const Config::RateLimit &s = m_settings;
+    const bool cn = scope == Scope::Cn;
+    const double rate = publish ? (cn ? s.publishRps : s.ipPublishRps)
+                                : (cn ? s.globalRps : s.ipGlobalRps);
+    const double burst = publish ? (cn ? s.publishBurst : s.ipPublishBurst)
+                                 : (cn ? s.globalBurst : s.ipGlobalBurst);
     return Refusal{QString::fromLatin1(scopeName(scope))
                        + (publish ? QStringLiteral("_publish") : QStringLiteral("_global")),
                    QStringLiteral("rate limit exceeded: %1 rate of %2 is limited to %3/s "
@@ -79,8 +98,8 @@ std::optional<Refusal> RateLimiter::admitRequest(const QString &cn, const QHostA
     const qint64 now = m_clock.nowNs();
     maybeSweep(now);
     const QString ipText = ipKey(ip);
-    Entry &byCn = entry(m_cn, cn, now);
-    Entry &byIp = entry(m_ip, ipText, now);
+    Entry &byCn = entry(Scope::Cn, cn, now);
+    Entry &byIp = entry(Scope::Ip, ipText, now);
 
     struct Check
     {
@@ -123,8 +142,8 @@ std::optional<Refusal> RateLimiter::acquireConnection(const QString &cn, const Q
     const qint64 now = m_clock.nowNs();
     maybeSweep(now);
     const QString ipText = ipKey(ip);
-    Entry &byCn = entry(m_cn, cn, now);
-    Entry &byIp = entry(m_ip, ipText, now);
+    Entry &byCn = entry(Scope::Cn, cn, now);
+    Entry &byIp = entry(Scope::Ip, ipText, now);
     if (m_settings.enabled) {
         if (byIp.connections >= m_settings.maxConnectionsPerIp) {
             return Refusal{QStringLiteral("ip_limit"),

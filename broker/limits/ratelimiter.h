@@ -1,6 +1,7 @@
 #pragma once
 // Per-client rate limits (seed section 9, `[rate_limit]`): for every client CN and every source
-// IP a global token bucket (every request) and a publish bucket, plus the open-connection
+// IP a global token bucket (every request) and a publish bucket (the per-IP ones with their own
+// rates, `ip_*`, which default to the per-CN ones), plus the open-connection
 // counts checked against max_connections_per_cn / _per_ip. Entries of clients that went away
 // are freed, so memory stays bounded however many CNs and IPs come and go.
 
@@ -100,7 +101,8 @@ private:
     };
     using Table = QHash<QString, Entry>;
 
-    Entry &entry(Table &table, const QString &key, qint64 now);
+    Entry &entry(Scope scope, const QString &key, qint64 now);
+    void configureEntry(Scope scope, Entry &e, qint64 now) const;
     void maybeSweep(qint64 now);
     void sweepTable(Table &table, qint64 now);
     void evictOldestIdle();

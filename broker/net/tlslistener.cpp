@@ -86,8 +86,8 @@ void TlsListener::incomingConnection(qintptr descriptor)
     socket->setSslConfiguration(m_configuration);
     auto *deadline = new QTimer(slot);
     deadline->setSingleShot(true);
-    connect(deadline, &QTimer::timeout, this, [this, socket] {
-        fail(socket, QStringLiteral("timeout"),
+    connect(deadline, &QTimer::timeout, this, [this, socket, slot] {
+        fail(socket, slot, QStringLiteral("timeout"),
              QStringLiteral("no TLS handshake within %1 ms").arg(m_limits.handshakeTimeoutMs));
     });
     deadline->start(m_limits.handshakeTimeoutMs);
@@ -98,7 +98,7 @@ void TlsListener::incomingConnection(qintptr descriptor)
             [this, socket, slot](QAbstractSocket::SocketError error) {
                 if (socket->isEncrypted())
                     return;
-                fail(socket, failureReason(error, slot->sslErrors, socket->errorString()),
+                fail(socket, slot, failureReason(error, slot->sslErrors, socket->errorString()),
                      slot->sslErrors.isEmpty() ? socket->errorString()
                                                : slot->sslErrors.constFirst().errorString());
             });
@@ -109,10 +109,10 @@ void TlsListener::incomingConnection(qintptr descriptor)
     socket->startServerEncryption();
 }
 
-void TlsListener::fail(QSslSocket *socket, const QString &reason, const QString &detail)
+void TlsListener::fail(QSslSocket *socket, HandshakeSlot *slot, const QString &reason,
+                       const QString &detail)
 {
-    auto *slot = socket->findChild<HandshakeSlot *>(QString(), Qt::FindDirectChildrenOnly);
-    if (!slot || slot->failed)
+    if (slot->failed)
         return; // reported already (an error after the timeout, or the reverse)
     slot->failed = true;
     const QHostAddress peer = socket->peerAddress();

@@ -13,6 +13,8 @@ class QSslSocket;
 
 namespace cmq {
 
+class HandshakeSlot;
+
 class TlsListener final : public QTcpServer
 {
     Q_OBJECT
@@ -54,7 +56,9 @@ protected:
 private:
     friend class HandshakeSlot;
     void release(const QString &ipKey);
-    void fail(QSslSocket *socket, const QString &reason, const QString &detail);
+    // Reports the failure once, then drops the connection (which frees its slot).
+    void fail(QSslSocket *socket, HandshakeSlot *slot, const QString &reason,
+              const QString &detail);
 
     QSslConfiguration m_configuration;
     Limits m_limits;

@@ -96,7 +96,19 @@ Status applyDeliveryUpdates(SqlSession &session, const QList<DeliveryUpdate> &up
                               "WHERE message_metadata.message_id = v.message_id");
         statements << deleteOrphanBodies(evicted);
     }
-    return session.execTransaction(statements);
+    if (statements.isEmpty())
+        return success();
+    // Fire-and-forget state: no reason to wait for the disk, and the publish commits that share
+    // the log should not queue behind it. A crash of the machine (not of the broker) can lose
+    // the last of these, which means a redelivery: at-least-once still holds.
+    if (session.isPostgres()) {
+        statements.prepend(QStringLiteral("SET LOCAL synchronous_commit TO off"));
+        return session.execTransaction(statements);
+    }
+    (void)session.exec(QStringLiteral("PRAGMA synchronous=NORMAL")); // not inside a transaction
+    const Status st = session.execTransaction(statements);
+    (void)session.exec(QStringLiteral("PRAGMA synchronous=FULL"));
+    return st;
 }
 
 Result<qint64> purgeExpiredMetadata(SqlSession &session, const QDateTime &cutoff, int limit)

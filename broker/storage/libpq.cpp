@@ -1,5 +1,7 @@
 #include "libpq.h"
 
+#include <atomic>
+
 #include <QLibrary>
 #include <QSqlDriver>
 #include <QVariant>
@@ -18,23 +20,24 @@ Api resolve(bool *ok)
     QLibrary library(QStringLiteral("pq"), 5);
     *ok = library.load();
     auto get = [&](auto &function, const char *name) {
-        function = reinterpret_cast<std::remove_reference_t<decltype(function)>>(
-            library.resolve(name));
+        function =
+            reinterpret_cast<std::remove_reference_t<decltype(function)>>(library.resolve(name));
         *ok = *ok && function != nullptr;
     };
     get(api.prepare, "PQprepare");
     get(api.execPrepared, "PQexecPrepared");
+    get(api.execParams, "PQexecParams");
     get(api.resultStatus, "PQresultStatus");
     get(api.resultErrorMessage, "PQresultErrorMessage");
     get(api.resultErrorField, "PQresultErrorField");
     get(api.ntuples, "PQntuples");
     get(api.getvalue, "PQgetvalue");
     get(api.getlength, "PQgetlength");
+    get(api.getisnull, "PQgetisnull");
     get(api.clear, "PQclear");
     if (!*ok) {
         qCWarning(lcStorage).noquote()
-            << "libpq not resolvable, publishing through plain QtSql statements:"
-            << library.errorString();
+            << "libpq not resolvable, using plain QtSql statements only:" << library.errorString();
     }
     return api;
 }
@@ -45,20 +48,31 @@ void appendInt32(QByteArray &out, qint32 value)
     out.append(reinterpret_cast<const char *>(&big), sizeof big);
 }
 
+std::atomic<bool> g_enabled{true};
+
 } // namespace
 
 const Api *api()
 {
+    if (!g_enabled)
+        return nullptr;
     static bool ok = false;
     static const Api resolved = resolve(&ok);
     return ok ? &resolved : nullptr;
 }
 
+void setEnabled(bool enabled)
+{
+    g_enabled = enabled;
+}
+
 Connection *connectionOf(const QSqlDatabase &db)
 {
-    // The pattern QSqlDriver::handle() documents for QPSQL.
+    // The pattern QSqlDriver::handle() documents for QPSQL; Qt 6 names the type after the
+    // struct behind libpq's typedef.
     const QVariant handle = db.driver() ? db.driver()->handle() : QVariant();
-    if (!handle.isValid() || qstrcmp(handle.typeName(), "PGconn*") != 0)
+    if (!handle.isValid() ||
+        (qstrcmp(handle.typeName(), "pg_conn*") != 0 && qstrcmp(handle.typeName(), "PGconn*") != 0))
         return nullptr;
     return *static_cast<Connection *const *>(handle.constData());
 }

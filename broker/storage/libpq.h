@@ -28,17 +28,24 @@ struct Api
     ResultSet *(*execPrepared)(Connection *, const char *name, int nParams,
                                const char *const *values, const int *lengths, const int *formats,
                                int resultFormat);
+    ResultSet *(*execParams)(Connection *, const char *command, int nParams, const Oid *paramTypes,
+                             const char *const *values, const int *lengths, const int *formats,
+                             int resultFormat);
     int (*resultStatus)(const ResultSet *);
     char *(*resultErrorMessage)(const ResultSet *);
     char *(*resultErrorField)(const ResultSet *, int field); // field 'C': the SQLSTATE
     int (*ntuples)(const ResultSet *);
     char *(*getvalue)(const ResultSet *, int row, int column);
     int (*getlength)(const ResultSet *, int row, int column);
+    int (*getisnull)(const ResultSet *, int row, int column);
     void (*clear)(ResultSet *);
 };
 
-// Null when libpq cannot be resolved; callers then use the plain QtSql path.
+// Null when libpq cannot be resolved or is switched off; callers then use plain QtSql.
 const Api *api();
+
+// On by default. Tests switch it off to exercise the QtSql fallbacks.
+void setEnabled(bool enabled);
 
 // The PGconn behind an open QPSQL connection, or null.
 Connection *connectionOf(const QSqlDatabase &db);

@@ -1,7 +1,5 @@
 #include "publishstore.h"
 
-#include <atomic>
-
 #include <QSqlError>
 #include <QStringDecoder>
 
@@ -130,12 +128,10 @@ const char PublishStatement[] =
     "JOIN ins ON ins.message_id = t.id ORDER BY t.ord) "
     "SELECT message_id FROM ins";
 
-std::atomic<bool> g_binaryPublish{true};
-
 QString libpqError(const pq::Api &api, pq::ResultSet *result)
 {
-    const QString text = result ? QString::fromUtf8(api.resultErrorMessage(result)).simplified()
-                                : QString();
+    const QString text =
+        result ? QString::fromUtf8(api.resultErrorMessage(result)).simplified() : QString();
     return text.isEmpty() ? QStringLiteral("lost the connection to PostgreSQL") : text;
 }
 
@@ -149,9 +145,8 @@ Result<QSet<QString>> writePostgresBinary(SqlSession &s, const pq::Api &api,
         pq::ResultSet *prepared =
             api.prepare(connection, PublishStatementName, PublishStatement, 0, nullptr);
         // 42P05: prepared earlier on this connection by another session object; same text.
-        const bool ok = prepared
-            && (api.resultStatus(prepared) == pq::CommandOk
-                || qstrcmp(api.resultErrorField(prepared, 'C'), "42P05") == 0);
+        const bool ok = prepared && (api.resultStatus(prepared) == pq::CommandOk ||
+                                     qstrcmp(api.resultErrorField(prepared, 'C'), "42P05") == 0);
         const QString error = ok ? QString() : libpqError(api, prepared);
         if (prepared)
             api.clear(prepared);
@@ -176,8 +171,8 @@ Result<QSet<QString>> writePostgresBinary(SqlSession &s, const pq::Api &api,
             targetIds.append(record.messageId);
         }
     }
-    const QByteArray arrays[] = {ids.finish(),       senders.finish(),   exchanges.finish(),
-                                 routingKeys.finish(), sentTimes.finish(), envelopes.finish(),
+    const QByteArray arrays[] = {ids.finish(),          senders.finish(),   exchanges.finish(),
+                                 routingKeys.finish(),  sentTimes.finish(), envelopes.finish(),
                                  targetQueues.finish(), targetIds.finish()};
     const QByteArray token = QByteArray::number(commitToken);
     constexpr int Params = 9;
@@ -193,8 +188,8 @@ Result<QSet<QString>> writePostgresBinary(SqlSession &s, const pq::Api &api,
     lengths[Params - 1] = 0;
     formats[Params - 1] = 0; // text
 
-    pq::ResultSet *result = api.execPrepared(connection, PublishStatementName, Params, values,
-                                             lengths, formats, 0);
+    pq::ResultSet *result =
+        api.execPrepared(connection, PublishStatementName, Params, values, lengths, formats, 0);
     if (!result || api.resultStatus(result) != pq::TuplesOk) {
         const QString error = libpqError(api, result);
         if (result)
@@ -205,8 +200,8 @@ Result<QSet<QString>> writePostgresBinary(SqlSession &s, const pq::Api &api,
     const int rows = api.ntuples(result);
     inserted.reserve(rows);
     for (int row = 0; row < rows; ++row) {
-        inserted.insert(QString::fromUtf8(api.getvalue(result, row, 0),
-                                          api.getlength(result, row, 0)));
+        inserted.insert(
+            QString::fromUtf8(api.getvalue(result, row, 0), api.getlength(result, row, 0)));
     }
     api.clear(result);
     return inserted;
@@ -313,7 +308,7 @@ Result<QSet<QString>> writePublishBatch(SqlSession &session, const QList<Message
     if (plan.candidates.isEmpty())
         return QSet<QString>();
     if (session.isPostgres()) {
-        const pq::Api *api = g_binaryPublish ? pq::api() : nullptr;
+        const pq::Api *api = pq::api();
         if (pq::Connection *connection = api ? pq::connectionOf(session.database()) : nullptr)
             return writePostgresBinary(session, *api, connection, records, plan, commitToken);
         return writePostgres(session, records, plan, commitToken);
@@ -351,11 +346,6 @@ Result<InDoubtResolution> resolveInDoubt(SqlSession &session, const PublishPlan 
     if (st = session.finish(query); !st)
         return R::failure(st.error());
     return resolution;
-}
-
-void setBinaryPostgresPublish(bool enabled)
-{
-    g_binaryPublish = enabled;
 }
 
 void completePlan(PublishPlan &plan, const QSet<QString> &inserted)

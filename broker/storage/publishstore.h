@@ -42,11 +42,6 @@ struct InDoubtResolution
 Result<InDoubtResolution> resolveInDoubt(SqlSession &session, const PublishPlan &plan,
                                          qint64 commitToken);
 
-// PostgreSQL batches go through libpq with binary parameters when it can be resolved (the
-// default), else as one plain QtSql statement. Tests switch between the two; call it before the
-// storage thread starts.
-void setBinaryPostgresPublish(bool enabled);
-
 // Fills in the candidates' results from the set of inserted ids.
 void completePlan(PublishPlan &plan, const QSet<QString> &inserted);
 

@@ -107,9 +107,7 @@ bool StorageWorker::openConnection(QString *error)
     const QString driver = m_postgres ? QStringLiteral("QPSQL") : QStringLiteral("QSQLITE");
     const QString where =
         m_postgres ? QStringLiteral("cannot connect to PostgreSQL at %1:%2 as %3")
-                         .arg(m_settings.host)
-                         .arg(m_settings.port)
-                         .arg(m_settings.user)
+                         .arg(m_settings.host, QString::number(m_settings.port), m_settings.user)
                    : QStringLiteral("cannot open SQLite database at %1").arg(m_settings.path);
     if (!QSqlDatabase::isDriverAvailable(driver)) {
         *error = where + QStringLiteral(": the Qt SQL driver %1 is not installed").arg(driver);
@@ -420,7 +418,18 @@ void StorageWorker::loadPublicKey(const QString &clientId,
 void StorageWorker::applyUpdates(const QList<DeliveryUpdate> &updates)
 {
     m_pendingUpdates += updates;
-    flushPendingUpdates();
+    if (m_flushScheduled)
+        return;
+    // Write after the jobs already queued: update batches that piled up behind a publish
+    // transaction then share one transaction instead of taking one each.
+    m_flushScheduled = true;
+    QMetaObject::invokeMethod(
+        this,
+        [this] {
+            m_flushScheduled = false;
+            flushPendingUpdates();
+        },
+        Qt::QueuedConnection);
 }
 
 void StorageWorker::flushPendingUpdates()
@@ -444,6 +453,7 @@ void StorageWorker::flushPendingUpdates()
 
 void StorageWorker::purgeExpired(Reply<Result<qint64>> reply)
 {
+    flushPendingUpdates(); // so that acknowledgements handed over before count
     const QDateTime cutoff = QDateTime::currentDateTimeUtc().addDays(-m_retentionDays);
     purgeStep(cutoff, 0, std::move(reply));
 }

@@ -93,6 +93,7 @@ private:
     bool m_opened = false;
     bool m_available = false;
     bool m_shuttingDown = false;
+    bool m_flushScheduled = false;
     int m_retentionDays = 7;
     int m_backoffMs = 0;
     BackendIdentity m_backend;

@@ -27,7 +27,13 @@ AdminClient::AdminClient(QObject *parent) : QObject(parent)
     });
 }
 
-AdminClient::~AdminClient() = default;
+AdminClient::~AdminClient()
+{
+    // The socket is a member: it is destroyed after the other members and may still signal
+    // (an abort emits disconnected) into handlers that use them.
+    m_socket.disconnect(this);
+    m_socket.abort();
+}
 
 void AdminClient::setSslConfiguration(const QSslConfiguration &configuration)
 {

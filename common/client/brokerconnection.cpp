@@ -176,23 +176,24 @@ void BrokerConnection::onSocketError(QAbstractSocket::SocketError error)
         reason = QString::fromUtf8(m_lastUnsolicitedError);
     const bool refused = error == QAbstractSocket::SslHandshakeFailedError
                          || m_lastUnsolicitedError.startsWith("Error: Unauthorized");
-    finish(QStringLiteral("%1: %2").arg(m_address.toString(), reason), refused);
+    finish(reason, refused);
 }
 
 void BrokerConnection::onWatchdog()
 {
     const qint64 limitMs = 2LL * m_heartbeatSec * 1000 + DeadMarginMs;
     if (m_sinceHeard.elapsed() > limitMs)
-        finish(QStringLiteral("%1: nothing heard from the broker for %2 ms: considered dead")
-                   .arg(m_address.toString())
+        finish(QStringLiteral("nothing heard from the broker for %1 ms: considered dead")
                    .arg(m_sinceHeard.elapsed()),
                false);
 }
 
-void BrokerConnection::finish(const QString &reason, bool refused)
+void BrokerConnection::finish(const QString &why, bool refused)
 {
     if (m_state == State::Closed)
         return;
+    // Every reason names the broker, so a log line or an error message stands on its own.
+    const QString reason = m_address.toString() + QStringLiteral(": ") + why;
     m_state = State::Closed;
     m_deadline.stop();
     m_watchdog.stop();

@@ -63,7 +63,7 @@ private:
     void onSocketError(QAbstractSocket::SocketError error);
     void onWatchdog();
     void handleLine(const QByteArray &line);
-    void finish(const QString &reason, bool refused);
+    void finish(const QString &why, bool refused);
 
     BrokerAddress m_address;
     int m_heartbeatSec;

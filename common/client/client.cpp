@@ -65,6 +65,8 @@ Client::Client(ClientOptions options, std::unique_ptr<OutboxStore> outbox, QObje
 
 Client::~Client()
 {
+    // A dying client reports nothing: the application's slots may be gone already.
+    const QSignalBlocker quiet(this);
     stop();
 }
 
@@ -144,6 +146,7 @@ void Client::tryConnect()
     auto *connection = new BrokerConnection(address, m_tls, m_options.heartbeatSec,
                                             m_options.connectTimeoutMs, this);
     m_connection = connection;
+    ++m_connectionGeneration;
     connect(connection, &BrokerConnection::ready, this, [this, connection] { onReady(connection); });
     connect(connection, &BrokerConnection::lost, this,
             [this, connection](const QString &reason, bool refused) {
@@ -183,12 +186,52 @@ void Client::onReady(BrokerConnection *connection)
     qCInfo(lcClient, "%s: connected to %s", qPrintable(m_name), qPrintable(broker));
     setState(ConnectionState::Connected);
     Q_EMIT connected(broker);
-    // Topology and subscriptions first: the broker answers in order, so our queue exists before
-    // anything we publish needs it.
     m_subscriber->attach(connection);
-    for (const TopologyStep &step : std::as_const(m_steps))
-        runStep(step);
-    m_publisher->attach(connection);
+    m_stepQueue = m_steps;
+    m_stepInFlight = false;
+    m_publisherAttached = false;
+    runNextStep();
+}
+
+void Client::runNextStep()
+{
+    // One step at a time, each after the previous one's reply, as the existing clients do: the
+    // broker answers in order, but applies a declaration only once it is stored, so a pipelined
+    // bind could still find its queue missing.
+    if (m_stepInFlight || !m_connection || !m_connection->isReady())
+        return;
+    if (m_stepQueue.isEmpty()) {
+        if (!m_publisherAttached) {
+            // Our topology is in place (a reply to a request of ours has a queue to go to):
+            // now the outbox.
+            m_publisherAttached = true;
+            m_publisher->attach(m_connection);
+        }
+        return;
+    }
+    const TopologyStep step = m_stepQueue.takeFirst();
+    m_stepInFlight = true;
+    const quint64 generation = m_connectionGeneration;
+    m_connection->request(step.line, [this, step, generation](const Result<QByteArray> &reply) {
+        // A late answer from a connection we already left (a lost one answers nothing) must not
+        // drive the new one's steps; the new connection replays everything anyway.
+        if (!reply || generation != m_connectionGeneration)
+            return;
+        m_stepInFlight = false;
+        const QList<ReplyCallback> callbacks = m_stepCallbacks.values(step.line);
+        m_stepCallbacks.remove(step.line);
+        if (!reply->startsWith(step.expectedReply)) {
+            qCWarning(lcClient, "%s: %s: %s", qPrintable(m_name), step.line.left(100).constData(),
+                      reply->constData());
+            Q_EMIT errorOccurred(QStringLiteral("%1: %2").arg(
+                QString::fromUtf8(step.line.left(100)), QString::fromUtf8(reply.value())));
+        } else if (step.line.startsWith("consume ")) {
+            Q_EMIT subscribed(QString::fromUtf8(step.line.mid(8)));
+        }
+        for (const ReplyCallback &callback : callbacks)
+            callback(reply);
+        runNextStep();
+    });
 }
 
 void Client::onLost(BrokerConnection *connection, const QString &reason, bool refused)
@@ -203,16 +246,14 @@ void Client::onLost(BrokerConnection *connection, const QString &reason, bool re
         return;
     const QString broker = connection->address().toString();
     if (m_state == ConnectionState::Connected) {
-        qCWarning(lcClient, "%s: lost %s: %s", qPrintable(m_name), qPrintable(broker),
-                  qPrintable(reason));
+        qCWarning(lcClient, "%s: connection lost: %s", qPrintable(m_name), qPrintable(reason));
         setState(ConnectionState::Connecting);
         Q_EMIT disconnected(reason);
         if (m_connectedSince.elapsed() >= StableConnectionMs)
             m_backoff.reset();
         m_failuresThisRound = 0;
     } else {
-        qCInfo(lcClient, "%s: cannot use %s: %s", qPrintable(m_name), qPrintable(broker),
-               qPrintable(reason));
+        qCInfo(lcClient, "%s: cannot connect: %s", qPrintable(m_name), qPrintable(reason));
         Q_EMIT connectionFailed(broker, reason, refused);
         ++m_failuresThisRound;
     }
@@ -377,30 +418,13 @@ void Client::addStep(const QByteArray &line, const QByteArray &expectedReply, Re
     if (!known)
         m_steps.append(step);
     if (done)
-        m_stepCallbacks.insert(line, std::move(done));
-    if (m_connection && m_connection->isReady() && (!known || m_stepCallbacks.contains(line)))
-        runStep(step);
-}
-
-void Client::runStep(const TopologyStep &step)
-{
-    m_connection->request(step.line, [this, step](const Result<QByteArray> &reply) {
-        if (!reply)
-            return; // replayed, with its callbacks, on the next connection
-        const QList<ReplyCallback> callbacks = m_stepCallbacks.values(step.line);
-        m_stepCallbacks.remove(step.line);
-        const bool ok = reply->startsWith(step.expectedReply);
-        if (!ok) {
-            qCWarning(lcClient, "%s: %s: %s", qPrintable(m_name), step.line.left(100).constData(),
-                      reply->constData());
-            Q_EMIT errorOccurred(QStringLiteral("%1: %2").arg(
-                QString::fromUtf8(step.line.left(100)), QString::fromUtf8(reply.value())));
-        } else if (step.line.startsWith("consume ")) {
-            Q_EMIT subscribed(QString::fromUtf8(step.line.mid(8)));
-        }
-        for (const ReplyCallback &callback : callbacks)
-            callback(reply);
-    });
+        m_stepCallbacks.insert(line, done);
+    // Sent in turn after whatever steps are still going out (again, when a caller waits for a
+    // reply to a known one).
+    if (m_connection && m_connection->isReady() && (!known || done)) {
+        m_stepQueue.append(step);
+        runNextStep();
+    }
 }
 
 void Client::deliver(const IncomingMessage &message)

@@ -138,7 +138,7 @@ private:
     void onShutdownNotice(BrokerConnection *connection);
     void setState(ConnectionState state);
     void addStep(const QByteArray &line, const QByteArray &expectedReply, ReplyCallback done);
-    void runStep(const TopologyStep &step);
+    void runNextStep();
     void deliver(const IncomingMessage &message);
     Status ensureListening();
 
@@ -150,6 +150,7 @@ private:
     ConnectionState m_state = ConnectionState::Stopped;
     bool m_started = false;
     BrokerConnection *m_connection = nullptr; // the current attempt or session
+    quint64 m_connectionGeneration = 0;       // counts connection attempts
     int m_brokerIndex = 0;
     int m_failuresThisRound = 0;
     Backoff m_backoff;
@@ -158,6 +159,9 @@ private:
     Subscriber *m_subscriber = nullptr;
     RequestTracker *m_requests = nullptr;
     QList<TopologyStep> m_steps;
+    QList<TopologyStep> m_stepQueue; // still to send on this connection, one at a time
+    bool m_stepInFlight = false;
+    bool m_publisherAttached = false; // after the first replay on this connection
     QMultiHash<QByteArray, ReplyCallback> m_stepCallbacks; // one-shot, by command line
     bool m_listening = false;
     bool m_listenRequested = false; // listen() before start(): honoured by start()

@@ -14,6 +14,8 @@ void RequestTracker::add(const QString &correlationId, const QString &messageId,
     pending->callback = std::move(callback);
     pending->timer = std::make_unique<QTimer>();
     pending->timer->setSingleShot(true);
+    // A coarse timer may fire 5 % early; a timeout is a promise to wait at least that long.
+    pending->timer->setTimerType(Qt::PreciseTimer);
     connect(pending->timer.get(), &QTimer::timeout, this,
             [this, correlationId, messageId, receiver, timeoutMs] {
                 complete(correlationId,

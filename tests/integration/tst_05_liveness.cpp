@@ -92,8 +92,9 @@ void tst_Liveness::heartbeatAnsweredKeepsConnection()
     QElapsedTimer silence;
     silence.start();
     QCOMPARE(client->request("heartbeat 1"), "Heartbeat 1");
-    // Answer every ping for longer than the heartbeat timeout (and the idle timeout). A pong
-    // gets no reply: the line after each pong must be the next ping.
+    // Answer every ping for longer than the heartbeat timeout (and the idle timeout): only the
+    // pongs keep the connection open. A pong gets no reply: the line after each pong must be
+    // the next ping.
     QElapsedTimer alive;
     alive.start();
     int pings = 0;
@@ -107,7 +108,7 @@ void tst_Liveness::heartbeatAnsweredKeepsConnection()
         ++pings;
         client->send("pong");
     }
-    QVERIFY(pings >= kHeartbeatTimeoutSec);
+    QVERIFY(pings >= 2);
     QCOMPARE(client->request("get_public_key nobody"), "Public key not found");
 }
 

@@ -56,7 +56,8 @@ HttpReply get(quint16 port, const QByteArray &path, const QByteArray &method = "
     socket.connectToHost(QHostAddress::LocalHost, port);
     if (!socket.waitForConnected(5000))
         return {};
-    return exchange(socket, method + ' ' + path + " HTTP/1.1\r\nHost: localhost\r\n\r\n");
+    return exchange(socket, method + ' ' + path
+                                + " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
 }
 
 // Over mutual TLS as `identity` (empty: no client certificate).

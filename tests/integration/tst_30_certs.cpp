@@ -30,7 +30,7 @@ QString cmqBinary()
     return fromEnv.isEmpty() ? QStringLiteral(CMQ_CLI_BIN) : fromEnv;
 }
 
-CmqRun cmq(const QStringList &args)
+CmqRun runCmq(const QStringList &args)
 {
     QProcess process;
     process.start(cmqBinary(), args);
@@ -100,7 +100,7 @@ void tst_Certs::makePki(const QString &dir, const QStringList &extra)
         {"certs", "client", "--dir", dir, "--cn", "receiver_1", "--role", "receiver"},
     };
     for (const QStringList &call : calls) {
-        const CmqRun run = cmq(call + extra);
+        const CmqRun run = runCmq(call + extra);
         QVERIFY2(run.exitCode == 0, (call.join(' ') + ": ").toUtf8() + run.err);
     }
 }
@@ -148,9 +148,9 @@ void tst_Certs::printsAclHint()
     QFETCH(QStringList, roleArgs);
     QFETCH(QStringList, expected);
     QTemporaryDir out;
-    const CmqRun run = cmq(QStringList{"certs", "client", "--cn", "hint-cn", "--dir", out.path(),
-                                       "--ca-dir", m_dir.filePath("ec")} +
-                           roleArgs);
+    const CmqRun run = runCmq(QStringList{"certs", "client", "--cn", "hint-cn", "--dir", out.path(),
+                                          "--ca-dir", m_dir.filePath("ec")} +
+                              roleArgs);
     QVERIFY2(run.exitCode == 0, run.err.constData());
     for (const QString &text : expected)
         QVERIFY2(run.out.contains(text.toUtf8()), run.out.constData());
@@ -166,7 +166,7 @@ void tst_Certs::refusesToOverwrite()
     const QByteArray before = ca.readAll();
     ca.close();
 
-    const CmqRun again = cmq({"certs", "init-ca", "--dir", dir});
+    const CmqRun again = runCmq({"certs", "init-ca", "--dir", dir});
     QCOMPARE(again.exitCode, 1);
     QVERIFY2(again.err.contains("already exists (use --force"), again.err.constData());
     QVERIFY(ca.open(QIODevice::ReadOnly));
@@ -178,8 +178,8 @@ void tst_Certs::refusesToOverwrite()
     QVERIFY(sender.open(QIODevice::ReadOnly));
     const QByteArray oldSender = sender.readAll();
     sender.close();
-    const CmqRun forced =
-        cmq({"certs", "client", "--dir", dir, "--cn", "sender_1", "--role", "sender", "--force"});
+    const CmqRun forced = runCmq(
+        {"certs", "client", "--dir", dir, "--cn", "sender_1", "--role", "sender", "--force"});
     QVERIFY2(forced.exitCode == 0, forced.err.constData());
     QVERIFY(sender.open(QIODevice::ReadOnly));
     QVERIFY(sender.readAll() != oldSender);
@@ -213,7 +213,7 @@ void tst_Certs::usageErrors()
     QFETCH(QStringList, args);
     QFETCH(int, exitCode);
     QFETCH(QByteArray, message);
-    const CmqRun run = cmq(args);
+    const CmqRun run = runCmq(args);
     QCOMPARE(run.exitCode, exitCode);
     QVERIFY2(run.err.contains(message), run.err.constData());
 }

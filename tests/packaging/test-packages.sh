@@ -173,7 +173,7 @@ fi
 
 step "lintian (errors fail the test, warnings are listed)"
 # Bookworm's lintian refuses nothing for running as root, but says so; that line is noise.
-if ! lintian --fail-on error --no-tag-display-limit "${debs[@]}" >"$work/lintian.txt" 2>&1; then
+if ! lintian --fail-on error --tag-display-limit 0 "${debs[@]}" >"$work/lintian.txt" 2>&1; then
     cat "$work/lintian.txt" >&2
     fail "lintian reported errors"
 fi
@@ -286,7 +286,9 @@ start_broker() {
     ready_before=$(grep -c 'READY=1' "$notify_log" || true)
     (
         cd /
-        ulimit -n 65536
+        # LimitNOFILE=65536, or this machine's hard limit if lower (containers often cap it).
+        hard=$(ulimit -Hn)
+        if [ "$hard" = unlimited ] || [ "$hard" -ge 65536 ]; then ulimit -n 65536; else ulimit -n "$hard"; fi
         umask 0027
         exec runuser -u ciphermq -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
             NOTIFY_SOCKET="$rundir/notify" /usr/bin/ciphermq-broker --config /etc/ciphermq/config.toml
@@ -310,7 +312,10 @@ stop_broker() {
     tail -n 1 "$notify_log" | grep -q 'STOPPING=1' || fail "no STOPPING=1 from the broker"
 }
 
-client() { "$python" "$here/roundtrip.py" --port "$port" --certs "$clients" "$@" >/dev/null; }
+client() {
+    "$python" "$here/roundtrip.py" --port "$port" --certs "$clients" "$@" >/dev/null \
+        || fail "client $* (reason above)"
+}
 
 step "installed broker on the packaged SQLite default, as the unit runs it"
 set_key server address "\"127.0.0.1:$port\""
@@ -331,6 +336,7 @@ done
 step "installed broker on PostgreSQL (role and database as docs/OPERATIONS.md creates them)"
 read -r pg_host pg_port <<<"$(sed -n 's/.*host=\([^ ]*\) port=\([0-9]*\).*/\1 \2/p' "$CMQ_TEST_POSTGRES/connection")"
 pg_conn="host=$pg_host port=$pg_port user=postgres dbname=postgres"
+export PGOPTIONS=--client-min-messages=warning # no NOTICEs from "IF EXISTS"
 pg_password=$(head -c 18 /dev/urandom | base64 | tr -d '/+=')
 psql "$pg_conn" -q -v ON_ERROR_STOP=1 \
     -c "DROP DATABASE IF EXISTS ciphermq_pkgtest WITH (FORCE)" -c "DROP ROLE IF EXISTS ciphermq_pkgtest" \

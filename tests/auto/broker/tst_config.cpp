@@ -122,6 +122,10 @@ QString valueOf(const Config &c, const QString &key)
         {"rate_limit.global_burst", n(c.rateLimit.globalBurst)},
         {"rate_limit.publish_rps", n(c.rateLimit.publishRps)},
         {"rate_limit.publish_burst", n(c.rateLimit.publishBurst)},
+        {"rate_limit.ip_global_rps", n(c.rateLimit.ipGlobalRps)},
+        {"rate_limit.ip_global_burst", n(c.rateLimit.ipGlobalBurst)},
+        {"rate_limit.ip_publish_rps", n(c.rateLimit.ipPublishRps)},
+        {"rate_limit.ip_publish_burst", n(c.rateLimit.ipPublishBurst)},
         {"rate_limit.max_connections_per_ip", n(c.rateLimit.maxConnectionsPerIp)},
         {"rate_limit.max_connections_per_cn", n(c.rateLimit.maxConnectionsPerCn)},
         {"acl.sender_cns", c.acl.senderCns.join(u',')},
@@ -195,6 +199,10 @@ global_rps = 1.5
 global_burst = 2.5
 publish_rps = 3.5
 publish_burst = 4.5
+ip_global_rps = 11.5
+ip_global_burst = 12.5
+ip_publish_rps = 13.5
+ip_publish_burst = 14.5
 max_connections_per_ip = 5
 max_connections_per_cn = 6
 
@@ -259,6 +267,10 @@ const Expected kFullExpected[] = {
     {"rate_limit.global_burst", "2.5"},
     {"rate_limit.publish_rps", "3.5"},
     {"rate_limit.publish_burst", "4.5"},
+    {"rate_limit.ip_global_rps", "11.5"},
+    {"rate_limit.ip_global_burst", "12.5"},
+    {"rate_limit.ip_publish_rps", "13.5"},
+    {"rate_limit.ip_publish_burst", "14.5"},
     {"rate_limit.max_connections_per_ip", "5"},
     {"rate_limit.max_connections_per_cn", "6"},
     {"acl.sender_cns", "pub-1"},
@@ -438,6 +450,17 @@ void tst_Config::valid_data()
     row("retry at once", "database", "connect_retry_delay_ms", "0", "0");
     row("port max", "database", "port", "65535", "65535");
     row("integer rps", "rate_limit", "global_rps", "100", "100");
+    QTest::newRow("ip rates follow the cn ones")
+        << Doc().set("rate_limit", "publish_rps", "7").set("rate_limit", "global_burst", "9").text()
+        << "rate_limit.ip_publish_rps"
+        << "7";
+    QTest::newRow("ip burst follows the cn one")
+        << Doc().set("rate_limit", "global_burst", "9").text() << "rate_limit.ip_global_burst"
+        << "9";
+    QTest::newRow("ip rate of its own")
+        << Doc().set("rate_limit", "publish_rps", "7").set("rate_limit", "ip_publish_rps", "70").text()
+        << "rate_limit.ip_publish_rps"
+        << "70";
     row("tiny burst", "rate_limit", "publish_burst", "0.001", "0.001");
     row("rotation never", "logging", "rotation", str("never"), "never");
     row("keep every log", "logging", "max_files", "0", "0");
@@ -568,7 +591,9 @@ void tst_Config::invalid_data()
         "performance.default_prefetch: must be between 0 and 65535 (got -1)");
     set("prefetch 65536", "performance", "default_prefetch", "65536",
         "performance.default_prefetch: must be between 0 and 65535 (got 65536)");
-    for (const char *key : {"global_rps", "global_burst", "publish_rps", "publish_burst"}) {
+    for (const char *key : {"global_rps", "global_burst", "publish_rps", "publish_burst",
+                            "ip_global_rps", "ip_global_burst", "ip_publish_rps",
+                            "ip_publish_burst"}) {
         const QString name = QLatin1String(key);
         set(qPrintable(name + " 0"), "rate_limit", key, "0.0",
             "rate_limit." + name + ": must be greater than 0 (got 0)");

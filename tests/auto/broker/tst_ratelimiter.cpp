@@ -24,6 +24,10 @@ Config::RateLimit settings(double globalRps, double globalBurst, double publishR
     s.globalBurst = globalBurst;
     s.publishRps = publishRps;
     s.publishBurst = publishBurst;
+    s.ipGlobalRps = globalRps; // as loadConfig() does when the ip_* keys are absent
+    s.ipGlobalBurst = globalBurst;
+    s.ipPublishRps = publishRps;
+    s.ipPublishBurst = publishBurst;
     s.maxConnectionsPerIp = perIp;
     s.maxConnectionsPerCn = perCn;
     return s;
@@ -47,6 +51,7 @@ private Q_SLOTS:
     void batchNeedsOneTokenAndPaysAll();
     void ipBucketIsShared();
     void mappedIpv4IsTheSameClient();
+    void ipRatesOfTheirOwn();
     void connectionCaps_data();
     void connectionCaps();
     void connectionCountsAreSymmetric();
@@ -181,6 +186,35 @@ void tst_RateLimiter::mappedIpv4IsTheSameClient()
     RateLimiter limiter(settings(10, 1, 100, 100), clock);
     QVERIFY(!limiter.admitRequest(QStringLiteral("a"), kIp1, 0));
     QVERIFY(limiter.admitRequest(QStringLiteral("b"), QHostAddress(QStringLiteral("::ffff:10.0.0.1")), 0));
+}
+
+void tst_RateLimiter::ipRatesOfTheirOwn()
+{
+    // A NAT address with a larger allowance than any one CN behind it.
+    Config::RateLimit s = settings(10, 2, 10, 1);
+    s.ipGlobalRps = 1000;
+    s.ipGlobalBurst = 6;
+    s.ipPublishRps = 1000;
+    s.ipPublishBurst = 3;
+    ManualClock clock;
+    RateLimiter limiter(s, clock);
+    QString got;
+    for (const char *cn : {"a", "a", "b", "c", "d"})
+        got += limiter.admitRequest(QString::fromLatin1(cn), kIp1, 1) ? u'0' : u'1';
+    // a: its own publish burst of 1; b, c: fine; d: the address's burst of 3 is spent.
+    QCOMPARE(got, QStringLiteral("10110"));
+    const auto refused = limiter.admitRequest(QStringLiteral("e"), kIp1, 1);
+    QCOMPARE(refused->text, QStringLiteral("rate limit exceeded: publish rate of IP 10.0.0.1 is "
+                                           "limited to 1000/s (burst 3)"));
+    const auto views = limiter.clients();
+    QCOMPARE(views.last().scope, Scope::Ip);
+    QCOMPARE(views.last().publish.burst, 3.0);
+    QCOMPARE(views.last().global.rate, 1000.0);
+    // Reconfiguring keeps the scopes apart too.
+    s.ipPublishBurst = 50;
+    limiter.configure(s);
+    QCOMPARE(limiter.clients().last().publish.burst, 50.0);
+    QCOMPARE(limiter.clients().first().publish.burst, 1.0);
 }
 
 void tst_RateLimiter::connectionCaps_data()

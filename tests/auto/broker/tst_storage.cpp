@@ -14,6 +14,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "storage/libpq.h"
 #include "storage/migrations.h"
 #include "storage/publishstore.h"
 #include "storage/sqlsession.h"
@@ -38,12 +39,12 @@ QByteArray aesKey(char fill = 'k')
 class Backend
 {
 public:
-    // "postgresql-qtsql": PostgreSQL with publishes through plain QtSql statements instead of
-    // libpq's binary parameters (the fallback path).
+    // "postgresql-qtsql": PostgreSQL with publishing and recovery through plain QtSql
+    // statements instead of libpq (the fallback path).
     explicit Backend(const QString &driver)
         : m_driver(driver.startsWith(u"postgresql") ? QStringLiteral("postgresql") : driver)
     {
-        setBinaryPostgresPublish(driver != u"postgresql-qtsql");
+        pq::setEnabled(driver != u"postgresql-qtsql");
         if (m_driver == u"postgresql") {
             QString error;
             const test::PostgresServer server = test::fixturePostgres(&error);
@@ -59,7 +60,7 @@ public:
     }
     ~Backend()
     {
-        setBinaryPostgresPublish(true);
+        pq::setEnabled(true);
         if (!m_rawName.isEmpty()) {
             QSqlDatabase::database(m_rawName, false).close();
             QSqlDatabase::removeDatabase(m_rawName);
@@ -802,6 +803,12 @@ void tst_Storage::inDoubtResolution()
     const auto written = writePublishBatch(session, first, firstPlan, 1111);
     QVERIFY2(written, qPrintable(written.error()));
     QCOMPARE(written->size(), 2);
+    if (backend.isPostgres()) {
+        // The libpq path prepares its statement on the connection; the QtSql fallback does not.
+        QCOMPARE(backend.count(QStringLiteral("SELECT COUNT(*) FROM pg_prepared_statements "
+                                              "WHERE name = 'ciphermq_publish'")),
+                 driver == u"postgresql" ? 1 : 0);
+    }
 
     const QList<MessageRecord> second = {message("x2", {"q"}), message("x3", {"q"})};
     const PublishPlan secondPlan = planPublish(second);

@@ -19,6 +19,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "storage/libpq.h"
 #include "storage/publishstore.h"
 #include "storage/sqlsession.h"
 #include "storage/storage.h"
@@ -129,26 +130,24 @@ bool writeExecBatch(SqlSession &s, const QList<MessageRecord> &batch)
     QSqlDatabase db = s.database();
     db.transaction();
     QSqlQuery m(db), b(db), e(db);
-    bool ok = check(m.prepare(QStringLiteral(
-                        "INSERT INTO message_metadata (message_id, client_id, exchange, "
-                        "routing_key, sent_time, status) VALUES (?, ?, ?, ?, ?, 'sent') "
-                        "ON CONFLICT (message_id) DO NOTHING")),
-                    m);
+    bool ok = check(
+        m.prepare(QStringLiteral("INSERT INTO message_metadata (message_id, client_id, exchange, "
+                                 "routing_key, sent_time, status) VALUES (?, ?, ?, ?, ?, 'sent') "
+                                 "ON CONFLICT (message_id) DO NOTHING")),
+        m);
     m.addBindValue(ids);
     m.addBindValue(senders);
     m.addBindValue(exchanges);
     m.addBindValue(keys);
     m.addBindValue(times);
     ok = ok && check(m.execBatch(), m);
-    ok = ok
-        && check(b.prepare(QStringLiteral("INSERT INTO message_bodies VALUES (?, ?)")), b);
+    ok = ok && check(b.prepare(QStringLiteral("INSERT INTO message_bodies VALUES (?, ?)")), b);
     b.addBindValue(ids);
     b.addBindValue(envelopes);
     ok = ok && check(b.execBatch(), b);
-    ok = ok
-        && check(e.prepare(QStringLiteral(
-                     "INSERT INTO queue_entries (queue, message_id) VALUES (?, ?)")),
-                 e);
+    ok = ok && check(e.prepare(QStringLiteral(
+                         "INSERT INTO queue_entries (queue, message_id) VALUES (?, ?)")),
+                     e);
     e.addBindValue(queues);
     e.addBindValue(ids);
     ok = ok && check(e.execBatch(), e);
@@ -189,18 +188,18 @@ bool writeMultiRowBound(SqlSession &s, const QList<MessageRecord> &batch)
                    q.addBindValue(r.exchange);
                    q.addBindValue(r.routingKey);
                    q.addBindValue(r.sentTime.toString(Qt::ISODateWithMs));
-               })
-        && insert(QStringLiteral("INSERT INTO message_bodies (message_id, envelope) VALUES "),
-                  QStringLiteral("(?, ?)"), 2, {},
-                  [](QSqlQuery &q, const MessageRecord &r) {
-                      q.addBindValue(QString::fromUtf8(r.messageId));
-                      q.addBindValue(r.envelope);
-                  })
-        && insert(QStringLiteral("INSERT INTO queue_entries (queue, message_id) VALUES "),
-                  QStringLiteral("(?, ?)"), 2, {}, [](QSqlQuery &q, const MessageRecord &r) {
-                      q.addBindValue(r.queues.first());
-                      q.addBindValue(QString::fromUtf8(r.messageId));
-                  });
+               }) &&
+        insert(QStringLiteral("INSERT INTO message_bodies (message_id, envelope) VALUES "),
+               QStringLiteral("(?, ?)"), 2, {},
+               [](QSqlQuery &q, const MessageRecord &r) {
+                   q.addBindValue(QString::fromUtf8(r.messageId));
+                   q.addBindValue(r.envelope);
+               }) &&
+        insert(QStringLiteral("INSERT INTO queue_entries (queue, message_id) VALUES "),
+               QStringLiteral("(?, ?)"), 2, {}, [](QSqlQuery &q, const MessageRecord &r) {
+                   q.addBindValue(r.queues.first());
+                   q.addBindValue(QString::fromUtf8(r.messageId));
+               });
     return ok && db.commit();
 }
 
@@ -227,19 +226,18 @@ bool writeUnnest(SqlSession &s, const QList<MessageRecord> &batch)
         queues << r.queues.first();
     }
     const QString sql =
-        QStringLiteral("WITH batch AS (SELECT * FROM unnest(") + array(ids) + "::text[],"
-        + array(senders) + "::text[]," + array(exchanges) + "::text[]," + array(keys)
-        + "::text[]," + array(times) + "::timestamptz[]," + array(envelopes)
-        + "::bytea[]," + array(queues)
-        + "::text[]) AS b(message_id, client_id, exchange, routing_key, sent_time, envelope, "
-          "queue)), "
-          "ins AS (INSERT INTO message_metadata (message_id, client_id, exchange, routing_key, "
-          "sent_time, status) SELECT message_id, client_id, exchange, routing_key, sent_time, "
-          "'sent' FROM batch ON CONFLICT (message_id) DO NOTHING RETURNING message_id), "
-          "bodies AS (INSERT INTO message_bodies SELECT b.message_id, b.envelope FROM batch b "
-          "JOIN ins USING (message_id)) "
-          "INSERT INTO queue_entries (queue, message_id) SELECT b.queue, b.message_id FROM "
-          "batch b JOIN ins USING (message_id)";
+        QStringLiteral("WITH batch AS (SELECT * FROM unnest(") + array(ids) + "::text[]," +
+        array(senders) + "::text[]," + array(exchanges) + "::text[]," + array(keys) + "::text[]," +
+        array(times) + "::timestamptz[]," + array(envelopes) + "::bytea[]," + array(queues) +
+        "::text[]) AS b(message_id, client_id, exchange, routing_key, sent_time, envelope, "
+        "queue)), "
+        "ins AS (INSERT INTO message_metadata (message_id, client_id, exchange, routing_key, "
+        "sent_time, status) SELECT message_id, client_id, exchange, routing_key, sent_time, "
+        "'sent' FROM batch ON CONFLICT (message_id) DO NOTHING RETURNING message_id), "
+        "bodies AS (INSERT INTO message_bodies SELECT b.message_id, b.envelope FROM batch b "
+        "JOIN ins USING (message_id)) "
+        "INSERT INTO queue_entries (queue, message_id) SELECT b.queue, b.message_id FROM "
+        "batch b JOIN ins USING (message_id)";
     return bool(s.exec(sql));
 }
 
@@ -260,8 +258,8 @@ double processCpu()
 {
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);
-    return usage.ru_utime.tv_sec + usage.ru_stime.tv_sec
-        + (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+    return usage.ru_utime.tv_sec + usage.ru_stime.tv_sec +
+           (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
 }
 
 double serverProcessCpu(int pid)
@@ -272,15 +270,15 @@ double serverProcessCpu(int pid)
     const QByteArray text = stat.readAll();
     // Fields after the ")" that ends the command name: utime and stime are the 12th and 13th.
     const QList<QByteArray> fields = text.mid(text.lastIndexOf(')') + 2).split(' ');
-    return (fields.value(11).toLongLong() + fields.value(12).toLongLong())
-        / double(sysconf(_SC_CLK_TCK));
+    return (fields.value(11).toLongLong() + fields.value(12).toLongLong()) /
+           double(sysconf(_SC_CLK_TCK));
 }
 
 int backendPid(SqlSession &session, const QString &where)
 {
     QSqlQuery query(session.database());
-    if (!query.exec(QStringLiteral("SELECT pid FROM pg_stat_activity WHERE ") + where)
-        || !query.next())
+    if (!query.exec(QStringLiteral("SELECT pid FROM pg_stat_activity WHERE ") + where) ||
+        !query.next())
         return 0;
     return query.value(0).toInt();
 }
@@ -289,9 +287,9 @@ int backendPid(SqlSession &session, const QString &where)
 // QtSql query with the values formatted in (a CTE over VALUES).
 bool writeQtSqlStatement(SqlSession &s, const QList<MessageRecord> &batch)
 {
-    setBinaryPostgresPublish(false);
+    pq::setEnabled(false);
     const bool ok = writeImplemented(s, batch);
-    setBinaryPostgresPublish(true);
+    pq::setEnabled(true);
     return ok;
 }
 
@@ -347,12 +345,12 @@ void tst_StorageBench::writeShapes()
 {
     QFETCH(QString, driver);
     QFETCH(QString, shape);
-    const QMap<QString, std::function<bool(SqlSession &, const QList<MessageRecord> &)>> writers =
-        {{"execBatch", writeExecBatch},
-         {"multi-row bound", writeMultiRowBound},
-         {"unnest", writeUnnest},
-         {"qtsql statement", writeQtSqlStatement},
-         {"implemented", writeImplemented}};
+    const QMap<QString, std::function<bool(SqlSession &, const QList<MessageRecord> &)>> writers = {
+        {"execBatch", writeExecBatch},
+        {"multi-row bound", writeMultiRowBound},
+        {"unnest", writeUnnest},
+        {"qtsql statement", writeQtSqlStatement},
+        {"implemented", writeImplemented}};
     for (int batchSize : {1, 16, 256, 1024}) {
         BenchDb db(driver);
         SqlSession session = db.session();
@@ -432,8 +430,8 @@ void tst_StorageBench::recovery()
 {
     QFETCH(QString, driver);
     const int entries = qEnvironmentVariableIntValue("CMQ_STORAGE_BENCH_ENTRIES") > 0
-        ? qEnvironmentVariableIntValue("CMQ_STORAGE_BENCH_ENTRIES")
-        : 1000000;
+                            ? qEnvironmentVariableIntValue("CMQ_STORAGE_BENCH_ENTRIES")
+                            : 1000000;
     BenchDb db(driver);
     {
         SqlSession session = db.session();
@@ -458,9 +456,9 @@ void tst_StorageBench::recovery()
     if (db.isPostgres()) {
         // The storage's own connection has done nothing but migrate and load so far.
         SqlSession session = db.session();
-        serverCpu = serverProcessCpu(backendPid(
-            session, QStringLiteral("application_name = 'ciphermq-broker' AND datname = "
-                                    "current_database()")));
+        serverCpu = serverProcessCpu(
+            backendPid(session, QStringLiteral("application_name = 'ciphermq-broker' AND datname = "
+                                               "current_database()")));
     }
     qInfo("%s: openAndRecover of %d queued 1 KB messages: %.1f s (%.0f entries/s); CPU %.1f s "
           "client + %.1f s server; RSS +%lld MB",

@@ -109,6 +109,8 @@ private:
             const QByteArray line = m_buffers[index].left(end);
             m_buffers[index].remove(0, end + 1);
             received[index].append(line);
+            if (qEnvironmentVariableIsSet("FAKE_BROKER_TRACE"))
+                qDebug("fake %d <- %s", index, line.left(120).constData());
             if (!refuseWith.isEmpty()) {
                 socket->write(refuseWith + '\n');
                 socket->disconnectFromHost();
@@ -129,8 +131,9 @@ private:
             if (auto scripted = script(line))
                 return *scripted;
         }
-        const QByteArray command = line.left(line.indexOf(' '));
-        const QByteArray rest = line.mid(command.size() + 1);
+        const qsizetype space = line.indexOf(' ');
+        const QByteArray command = space < 0 ? line : line.left(space);
+        const QByteArray rest = space < 0 ? QByteArray() : line.mid(space + 1);
         if (command == "register_public_key")
             return {"Public key registered"};
         if (command == "declare_exchange")
@@ -161,9 +164,10 @@ public:
     static QByteArray envelopeJson(const QByteArray &publishLine)
     {
         // "publish <exchange> <routing key> <json>"
-        const qsizetype first = publishLine.indexOf(' ');
-        const qsizetype second = publishLine.indexOf(' ', first + 1);
-        return publishLine.mid(second + 1);
+        qsizetype at = -1;
+        for (int spaces = 0; spaces < 3; ++spaces)
+            at = publishLine.indexOf(' ', at + 1);
+        return publishLine.mid(at + 1);
     }
     static QByteArray envelopeId(const QByteArray &publishLine)
     {

@@ -1,0 +1,70 @@
+#pragma once
+// The console's live link to one broker: connects with the chosen identity, starts the watch
+// stream, turns raw socket/TLS/refusal errors into sentences an operator can act on, and
+// reconnects after a broker restart. A refusal (not an admin, wrong CA) is not retried:
+// retrying cannot fix it and would only fill the broker's log.
+
+#include <QJsonObject>
+#include <QObject>
+#include <QTimer>
+
+#include "admin/adminclient.h"
+#include "models/connectionoptions.h"
+
+namespace cmq::admingui {
+
+class AdminSession final : public QObject
+{
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(AdminSession)
+
+public:
+    enum class State { Disconnected, Connecting, Connected, Reconnecting, Refused };
+    Q_ENUM(State)
+
+    explicit AdminSession(QObject *parent = nullptr);
+
+    // Starts (or restarts) the session; false with errorText() when the files are unusable.
+    bool open(const ConnectionOptions &options);
+    void close();
+
+    State state() const { return m_state; }
+    QString errorText() const { return m_errorText; }
+    const ConnectionOptions &options() const { return m_options; }
+    admin::AdminClient &client() { return m_client; }
+    const QJsonObject &lastSnapshot() const { return m_lastSnapshot; }
+
+    void setWatchIntervalMs(int ms) { m_watchIntervalMs = ms; }
+    void setReconnectDelayMs(int ms) { m_reconnectTimer.setInterval(ms); }
+
+    // An admin action (purge, delete_queue, disconnect); the reply comes as actionFinished.
+    void runAction(const QString &line);
+
+    // What an operator should read for a raw AdminClient error (pure, for tests).
+    static QString describeError(const QString &raw, const ConnectionOptions &options);
+    // Whether retrying can help (the broker down or restarting) or not (refusal, wrong CA).
+    static bool isRetryable(const QString &raw);
+
+Q_SIGNALS:
+    void stateChanged(cmq::admingui::AdminSession::State state, const QString &message);
+    void snapshotReceived(const QJsonObject &snapshot);
+    void actionFinished(const QString &line, bool ok, const QString &message);
+
+private:
+    void setState(State state, const QString &message);
+    void connectNow();
+    void onDisconnected();
+
+    admin::AdminClient m_client;
+    ConnectionOptions m_options;
+    QTimer m_reconnectTimer;
+    QJsonObject m_lastSnapshot;
+    QHash<quint64, QString> m_pendingActions;
+    QString m_errorText;
+    QString m_lastRawError;
+    State m_state = State::Disconnected;
+    int m_watchIntervalMs = 1000;
+    bool m_wanted = false; // the user wants to be connected
+};
+
+} // namespace cmq::admingui

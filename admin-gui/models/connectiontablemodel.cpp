@@ -1,0 +1,79 @@
+#include "models/connectiontablemodel.h"
+
+#include <QBrush>
+#include <QColor>
+#include <QJsonArray>
+
+namespace cmq::admingui {
+
+ConnectionTableModel::ConnectionTableModel(QObject *parent) : JsonTableModel(parent) {}
+
+QString ConnectionTableModel::keyOf(const QJsonObject &row) const
+{
+    return QString::number(row.value("id").toInteger());
+}
+
+QStringList ConnectionTableModel::headers() const
+{
+    return {tr("Id"),      tr("Listener"), tr("CN"),          tr("Roles"),
+            tr("Address"), tr("Connected since"), tr("Subject"), tr("Issuer"),
+            tr("Serial"),  tr("Cert expiry"), tr("Msgs in"), tr("Msgs out"),
+            tr("Bytes in"), tr("Bytes out")};
+}
+
+QVariant ConnectionTableModel::cell(const QJsonObject &row, int column) const
+{
+    const QJsonObject certificate = row.value("certificate").toObject();
+    switch (column) {
+    case Id: return row.value("id").toDouble();
+    case Listener: return row.value("listener").toString();
+    case Cn: return row.value("cn").toString();
+    case Roles: {
+        QStringList roles;
+        for (const QJsonValue &role : row.value("roles").toArray())
+            roles.append(role.toString());
+        return roles.join(", ");
+    }
+    case Address:
+        return QStringLiteral("%1:%2").arg(row.value("address").toString()).arg(
+            row.value("port").toInt());
+    case ConnectedSince: return row.value("connected_at").toString().left(19).replace('T', ' ');
+    case Subject: return certificate.value("subject").toString();
+    case Issuer: return certificate.value("issuer").toString();
+    case Serial: return certificate.value("serial").toString();
+    case Expiry: return certificate.value("not_after").toString().left(10);
+    case MessagesIn: return row.value("messages_in").toDouble();
+    case MessagesOut: return row.value("messages_out").toDouble();
+    case BytesIn: return row.value("bytes_in").toDouble();
+    case BytesOut: return row.value("bytes_out").toDouble();
+    default: return {};
+    }
+}
+
+bool ConnectionTableModel::expiresSoon(const QJsonObject &row) const
+{
+    const QDateTime notAfter = QDateTime::fromString(
+        row.value("certificate").toObject().value("not_after").toString(), Qt::ISODateWithMs);
+    if (!notAfter.isValid())
+        return false;
+    const QDateTime now = m_now.isValid() ? m_now : QDateTime::currentDateTimeUtc();
+    return notAfter < now.addDays(ExpiryWarningDays);
+}
+
+bool ConnectionTableModel::expiresSoon(int row) const
+{
+    return expiresSoon(rowObject(row));
+}
+
+QVariant ConnectionTableModel::extraData(const QJsonObject &row, int column, int role) const
+{
+    if (!expiresSoon(row))
+        return {};
+    if (role == Qt::BackgroundRole)
+        return QBrush(column == Expiry ? QColor(0xf8, 0x9a, 0x9a) : QColor(0xfd, 0xe2, 0xe2));
+    if (role == Qt::ToolTipRole)
+        return tr("The client certificate expires within %1 days").arg(ExpiryWarningDays);
+    return {};
+}
+
+} // namespace cmq::admingui

@@ -1,0 +1,40 @@
+#pragma once
+// Queues from the snapshot's "queues" list. The protocol gives per-queue totals only, so the
+// publish/deliver rates are derived here from the change between two snapshots.
+
+#include <QHash>
+
+#include "models/jsontablemodel.h"
+
+namespace cmq::admingui {
+
+class QueueTableModel final : public JsonTableModel
+{
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(QueueTableModel)
+
+public:
+    enum Column { Name, Owner, Ready, Unacked, Consumers, PublishRate, DeliverRate, Evicted,
+                  Limit, Overflow, ColumnCount };
+
+    explicit QueueTableModel(QObject *parent = nullptr);
+
+    // `seconds`: the snapshot's time, for the rates (monotonic within one broker run).
+    void updateQueues(const QJsonArray &queues, double seconds);
+
+protected:
+    QString keyOf(const QJsonObject &row) const override;
+    QStringList headers() const override;
+    QVariant cell(const QJsonObject &row, int column) const override;
+
+private:
+    struct Totals
+    {
+        double published = 0;
+        double delivered = 0;
+    };
+    QHash<QString, Totals> m_previous;
+    double m_previousSeconds = -1;
+};
+
+} // namespace cmq::admingui

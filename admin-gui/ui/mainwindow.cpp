@@ -1,0 +1,268 @@
+#include "ui/mainwindow.h"
+
+#include <QFileDialog>
+#include <QHeaderView>
+#include <QJsonDocument>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QSettings>
+#include <QStatusBar>
+#include <QVBoxLayout>
+
+#include "ui/bardelegate.h"
+#include "ui/connectdialog.h"
+#include "ui/overviewpage.h"
+#include "ui/tablepage.h"
+
+namespace cmq::admingui {
+
+namespace {
+
+QString uptimeText(double seconds)
+{
+    const qint64 s = qint64(seconds);
+    if (s >= 86400)
+        return QObject::tr("%1 d %2 h").arg(s / 86400).arg(s % 86400 / 3600);
+    return QStringLiteral("%1:%2:%3")
+        .arg(s / 3600)
+        .arg(s % 3600 / 60, 2, 10, QLatin1Char('0'))
+        .arg(s % 60, 2, 10, QLatin1Char('0'));
+}
+
+} // namespace
+
+MainWindow::MainWindow(QWidget *parent)
+    : QMainWindow(parent), m_tabs(new QTabWidget), m_banner(new QLabel),
+      m_overview(new OverviewPage), m_exchangeView(new QTreeView), m_state(new QLabel),
+      m_version(new QLabel), m_uptime(new QLabel)
+{
+    setWindowTitle(tr("CipherMQ Admin"));
+    m_confirm = [this](const QString &title, const QString &text) {
+        return QMessageBox::question(this, title, text, QMessageBox::Yes | QMessageBox::Cancel,
+                                     QMessageBox::Cancel)
+               == QMessageBox::Yes;
+    };
+
+    m_queuesPage = new TablePage(&m_queues, tr("Filter queues (name, owner, …)"));
+    connect(m_queuesPage->addButton(tr("Purge…")), &QPushButton::clicked, this,
+            &MainWindow::purgeSelectedQueue);
+    connect(m_queuesPage->addButton(tr("Delete…")), &QPushButton::clicked, this,
+            &MainWindow::deleteSelectedQueue);
+    m_connectionsPage = new TablePage(&m_connections, tr("Filter connections (CN, address, …)"));
+    connect(m_connectionsPage->addButton(tr("Disconnect…")), &QPushButton::clicked, this,
+            &MainWindow::disconnectSelectedConnection);
+    m_rateLimitsPage = new TablePage(&m_rateLimits, tr("Filter buckets (CN or IP)"));
+    auto *bars = new BarDelegate(this);
+    m_rateLimitsPage->view()->setItemDelegateForColumn(RateLimitTableModel::GlobalTokens, bars);
+    m_rateLimitsPage->view()->setItemDelegateForColumn(RateLimitTableModel::PublishTokens, bars);
+
+    m_exchangeView->setModel(&m_exchanges);
+    m_exchangeView->setAlternatingRowColors(true);
+    m_exchangeView->header()->setSectionResizeMode(0, QHeaderView::Stretch);
+    m_exchangeView->header()->setStretchLastSection(false);
+    m_exchangeView->header()->resizeSection(1, 120);
+    m_exchangeView->header()->resizeSection(2, 160);
+
+    m_tabs->addTab(m_overview, tr("Overview"));
+    m_tabs->addTab(m_queuesPage, tr("Queues"));
+    m_tabs->addTab(m_exchangeView, tr("Exchanges"));
+    m_tabs->addTab(m_connectionsPage, tr("Connections"));
+    m_tabs->addTab(m_rateLimitsPage, tr("Rate limits"));
+
+    m_banner->setWordWrap(true);
+    m_banner->setVisible(false);
+    m_banner->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    auto *central = new QWidget;
+    auto *layout = new QVBoxLayout(central);
+    layout->addWidget(m_banner);
+    layout->addWidget(m_tabs, 1);
+    setCentralWidget(central);
+
+    statusBar()->addWidget(m_state, 1);
+    statusBar()->addPermanentWidget(m_version);
+    statusBar()->addPermanentWidget(m_uptime);
+    m_state->setText(tr("Not connected"));
+    buildMenus();
+
+    connect(&m_session, &AdminSession::snapshotReceived, this, &MainWindow::showSnapshot);
+    connect(&m_session, &AdminSession::stateChanged, this, &MainWindow::onStateChanged);
+    connect(&m_session, &AdminSession::actionFinished, this, &MainWindow::onActionFinished);
+    resize(1280, 760);
+}
+
+void MainWindow::buildMenus()
+{
+    QMenu *file = menuBar()->addMenu(tr("&File"));
+    file->addAction(tr("&Connect…"), QKeySequence::Open, this, &MainWindow::showConnectDialog);
+    file->addAction(tr("&Export…"), QKeySequence::Save, this, &MainWindow::exportInteractively);
+    file->addSeparator();
+    file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+}
+
+void MainWindow::connectTo(const ConnectionOptions &options)
+{
+    m_banner->setVisible(false);
+    if (m_session.open(options)) {
+        QSettings settings;
+        rememberConnection(settings, options);
+    }
+}
+
+void MainWindow::showConnectDialog()
+{
+    QSettings settings;
+    ConnectDialog dialog(recentConnections(settings), this);
+    if (m_session.options().isComplete())
+        dialog.setOptions(m_session.options());
+    if (dialog.exec() == QDialog::Accepted)
+        connectTo(dialog.options());
+}
+
+void MainWindow::showSnapshot(const QJsonObject &snapshot)
+{
+    ++m_snapshotCount;
+    const QJsonObject broker = snapshot.value("broker").toObject();
+    m_version->setText(tr("Broker %1").arg(broker.value("version").toString()));
+    m_uptime->setText(tr("Up %1").arg(uptimeText(broker.value("uptime_seconds").toDouble())));
+    m_overview->showSnapshot(snapshot);
+    m_queues.updateQueues(snapshot.value("queues").toArray(),
+                          broker.value("uptime_seconds").toDouble());
+    m_connections.update(snapshot.value("connections").toArray());
+    m_rateLimits.updateBuckets(snapshot.value("ratelimits").toObject());
+    if (m_exchanges.updateTopology(snapshot.value("exchanges").toArray(),
+                                   snapshot.value("bindings").toArray()))
+        m_exchangeView->expandAll();
+}
+
+void MainWindow::onStateChanged(AdminSession::State state, const QString &message)
+{
+    m_state->setText(message);
+    switch (state) {
+    case AdminSession::State::Connected:
+        m_banner->setVisible(false);
+        break;
+    case AdminSession::State::Refused:
+        showBanner(message, true);
+        break;
+    case AdminSession::State::Reconnecting:
+        // The tables keep their last content: an operator watching a restart keeps context.
+        showBanner(message, true);
+        break;
+    default:
+        break;
+    }
+}
+
+void MainWindow::showBanner(const QString &text, bool error)
+{
+    m_banner->setText(text);
+    m_banner->setStyleSheet(error ? QStringLiteral("background:#fde2e2;color:#8a1c1c;padding:6px;"
+                                                   "border:1px solid #e0a0a0")
+                                  : QStringLiteral("background:#e3f4e3;color:#1d5e1d;padding:6px;"
+                                                   "border:1px solid #a0d0a0"));
+    m_banner->setVisible(true);
+}
+
+void MainWindow::purgeSelectedQueue()
+{
+    const int row = m_queuesPage->selectedSourceRow();
+    if (row < 0)
+        return;
+    const QJsonObject queue = m_queues.rowObject(row);
+    const QString name = queue.value("name").toString();
+    const qint64 ready = queue.value("ready").toInteger();
+    if (!m_confirm(tr("Purge queue"),
+                   tr("Purge queue '%1'? Its %2 ready message(s) will be deleted permanently. "
+                      "Unacknowledged deliveries stay with their consumers.")
+                       .arg(name)
+                       .arg(ready)))
+        return;
+    m_session.runAction(QStringLiteral("purge %1").arg(name));
+}
+
+void MainWindow::deleteSelectedQueue()
+{
+    const int row = m_queuesPage->selectedSourceRow();
+    if (row < 0)
+        return;
+    const QJsonObject queue = m_queues.rowObject(row);
+    const QString name = queue.value("name").toString();
+    const qint64 messages = queue.value("ready").toInteger() + queue.value("unacked").toInteger();
+    if (!m_confirm(tr("Delete queue"),
+                   tr("Delete queue '%1' with its bindings and all %2 message(s)? Its consumers "
+                      "are cancelled. This cannot be undone.")
+                       .arg(name)
+                       .arg(messages)))
+        return;
+    m_session.runAction(QStringLiteral("delete_queue %1").arg(name));
+}
+
+void MainWindow::disconnectSelectedConnection()
+{
+    const int row = m_connectionsPage->selectedSourceRow();
+    if (row < 0)
+        return;
+    const QJsonObject connection = m_connections.rowObject(row);
+    const qint64 id = connection.value("id").toInteger();
+    if (!m_confirm(tr("Disconnect client"),
+                   tr("Disconnect connection %1 (CN '%2' from %3)? Its unacknowledged deliveries "
+                      "go back to their queues.")
+                       .arg(id)
+                       .arg(connection.value("cn").toString(),
+                            connection.value("address").toString())))
+        return;
+    m_session.runAction(QStringLiteral("disconnect %1").arg(id));
+}
+
+void MainWindow::onActionFinished(const QString &line, bool ok, const QString &message)
+{
+    if (!ok) {
+        showBanner(tr("'%1' failed: %2").arg(line, message), true);
+        return;
+    }
+    const QJsonObject reply = QJsonDocument::fromJson(message.toUtf8()).object();
+    const QString action = reply.value("action").toString();
+    if (action == "purge")
+        showBanner(tr("Purged %1 message(s) from '%2'.")
+                       .arg(reply.value("purged").toInteger())
+                       .arg(reply.value("queue").toString()),
+                   false);
+    else if (action == "delete_queue")
+        showBanner(tr("Deleted queue '%1' (%2 message(s) dropped).")
+                       .arg(reply.value("queue").toString())
+                       .arg(reply.value("messages_dropped").toInteger()),
+                   false);
+    else
+        showBanner(tr("Disconnected connection %1 (%2).")
+                       .arg(reply.value("connection_id").toInteger())
+                       .arg(reply.value("cn").toString()),
+                   false);
+}
+
+Status MainWindow::exportTo(const QString &path, ExportFormat format)
+{
+    if (m_session.state() != AdminSession::State::Connected)
+        return failure(tr("Not connected to a broker"));
+    return exportSnapshot(m_session.client(), path, format);
+}
+
+void MainWindow::exportInteractively()
+{
+    QString selected;
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Export metrics snapshot"), QStringLiteral("ciphermq-snapshot.json"),
+        tr("JSON snapshot (*.json);;Prometheus text (*.prom);;CSV queues and connections (*.csv)"),
+        &selected);
+    if (path.isEmpty())
+        return;
+    const ExportFormat format = selected.contains("*.prom") ? ExportFormat::Prometheus
+                                : selected.contains("*.csv") ? ExportFormat::Csv
+                                                             : formatForFileName(path);
+    const Status status = exportTo(path, format);
+    if (status)
+        showBanner(tr("Exported to %1").arg(path), false);
+    else
+        showBanner(tr("Export failed: %1").arg(status.error()), true);
+}
+
+} // namespace cmq::admingui

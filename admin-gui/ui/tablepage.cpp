@@ -1,0 +1,89 @@
+#include "ui/tablepage.h"
+
+#include <QHeaderView>
+#include <QVBoxLayout>
+
+#include "models/jsontablemodel.h"
+
+namespace cmq::admingui {
+
+TablePage::TablePage(JsonTableModel *model, const QString &filterHint, QWidget *parent)
+    : QWidget(parent), m_model(model), m_filter(new QLineEdit), m_view(new QTableView),
+      m_buttons(new QHBoxLayout)
+{
+    m_proxy.setSourceModel(model);
+    m_proxy.setSortRole(JsonTableModel::SortRole);
+    m_proxy.setFilterCaseSensitivity(Qt::CaseInsensitive);
+    m_proxy.setFilterKeyColumn(-1);
+    m_filter->setPlaceholderText(filterHint);
+    m_filter->setClearButtonEnabled(true);
+    connect(m_filter, &QLineEdit::textChanged, &m_proxy,
+            &QSortFilterProxyModel::setFilterFixedString);
+
+    m_view->setModel(&m_proxy);
+    m_view->setSortingEnabled(true);
+    m_view->sortByColumn(0, Qt::AscendingOrder);
+    m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_view->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_view->setAlternatingRowColors(true);
+    m_view->verticalHeader()->hide();
+    m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
+    m_view->horizontalHeader()->setStretchLastSection(true);
+    m_view->horizontalHeader()->setDefaultSectionSize(100);
+    connect(m_view->selectionModel(), &QItemSelectionModel::selectionChanged, this,
+            &TablePage::updateButtons);
+    // Column widths follow the first data, then stay put: live updates must not make them jump.
+    connect(model, &QAbstractItemModel::rowsInserted, this, [this] {
+        if (m_sized)
+            return;
+        m_sized = true;
+        m_view->resizeColumnsToContents();
+    }, Qt::QueuedConnection);
+
+    auto *top = new QHBoxLayout;
+    top->addWidget(m_filter, 1);
+    top->addLayout(m_buttons);
+    auto *layout = new QVBoxLayout(this);
+    layout->addLayout(top);
+    layout->addWidget(m_view, 1);
+}
+
+QPushButton *TablePage::addButton(const QString &text, bool needsSelection)
+{
+    auto *button = new QPushButton(text);
+    m_buttons->addWidget(button);
+    if (needsSelection) {
+        m_selectionButtons.append(button);
+        button->setEnabled(false);
+    }
+    return button;
+}
+
+int TablePage::selectedSourceRow() const
+{
+    const QModelIndexList rows = m_view->selectionModel()->selectedRows();
+    if (rows.isEmpty())
+        return -1;
+    return m_proxy.mapToSource(rows.first()).row();
+}
+
+bool TablePage::selectKey(const QString &key)
+{
+    const int row = m_model->rowOf(key);
+    if (row < 0)
+        return false;
+    const QModelIndex index = m_proxy.mapFromSource(m_model->index(row, 0));
+    if (!index.isValid())
+        return false;
+    m_view->selectRow(index.row());
+    return true;
+}
+
+void TablePage::updateButtons()
+{
+    const bool selected = m_view->selectionModel()->hasSelection();
+    for (QPushButton *button : std::as_const(m_selectionButtons))
+        button->setEnabled(selected);
+}
+
+} // namespace cmq::admingui

@@ -1,0 +1,46 @@
+#pragma once
+// A filterable, sortable table over one JsonTableModel, with a row of action buttons: the
+// shape of the Queues, Connections and Rate limits tabs.
+
+#include <QHBoxLayout>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSortFilterProxyModel>
+#include <QTableView>
+#include <QWidget>
+
+namespace cmq::admingui {
+
+class JsonTableModel;
+
+class TablePage final : public QWidget
+{
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(TablePage)
+
+public:
+    explicit TablePage(JsonTableModel *model, const QString &filterHint,
+                       QWidget *parent = nullptr);
+
+    QPushButton *addButton(const QString &text, bool needsSelection = true);
+    QTableView *view() { return m_view; }
+    QLineEdit *filter() { return m_filter; }
+    QSortFilterProxyModel *proxy() { return &m_proxy; }
+    // The source row of the current selection, -1 when none.
+    int selectedSourceRow() const;
+    // Selects the row with this key (for tests and for keeping the selection).
+    bool selectKey(const QString &key);
+
+private:
+    void updateButtons();
+
+    JsonTableModel *m_model;
+    QSortFilterProxyModel m_proxy;
+    QLineEdit *m_filter;
+    QTableView *m_view;
+    QHBoxLayout *m_buttons;
+    QList<QPushButton *> m_selectionButtons;
+    bool m_sized = false;
+};
+
+} // namespace cmq::admingui
