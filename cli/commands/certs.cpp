@@ -130,7 +130,7 @@ std::optional<int> parseOptions(const QString &subcommand, const QStringList &ar
         printCertsUsage(stdout);
         return ExitOk;
     }
-    // Options that only one subcommand understands are refused elsewhere rather than ignored.
+    // An option meant for another subcommand is refused, not silently ignored.
     const bool isServer = subcommand == QLatin1String("server");
     const bool isClient = subcommand == QLatin1String("client");
     for (const auto &[option, allowed] :

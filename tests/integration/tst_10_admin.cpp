@@ -84,6 +84,9 @@ private Q_SLOTS:
     void reloadWithBrokenFile();
     void pipelinedRequestsKeepOrder();
     void adminClientLibrary();
+    void cmqAdmin_data();
+    void cmqAdmin();
+    void cmqAdminWatch();
 
 private:
     TestClient *dataClient(const QString &identity);
@@ -808,6 +811,93 @@ void tst_Admin::adminClientLibrary()
     QVERIFY(!errors.isEmpty());
     QCOMPARE(errors.first().at(0).toString(),
              QStringLiteral("Unauthorized: certificate CN 'sender_1' does not have the Admin role"));
+}
+
+void tst_Admin::cmqAdmin_data()
+{
+    QTest::addColumn<QString>("identity");
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<int>("exitCode");
+    QTest::addColumn<QByteArray>("stdoutHas"); // a piece of what it prints
+    QTest::addColumn<QByteArray>("stderrHas");
+    QTest::newRow("queues") << "ops-admin" << QStringList{"queues"} << 0
+                            << QByteArray("\"name\": \"receiver_1_views\"") << QByteArray();
+    QTest::newRow("raw json") << "ops-admin" << QStringList{"--raw", "json"} << 0
+                              << QByteArray("{\"broker\":{") << QByteArray();
+    QTest::newRow("metrics") << "ops-admin" << QStringList{"metrics"} << 0
+                             << QByteArray("\n# EOF\n") << QByteArray();
+    QTest::newRow("connections") << "ops-admin" << QStringList{"connections"} << 0
+                                 << QByteArray("\"listener\": \"admin\"") << QByteArray();
+    QTest::newRow("ratelimits") << "ops-admin" << QStringList{"ratelimits"} << 0
+                                << QByteArray("\"buckets\"") << QByteArray();
+    QTest::newRow("exchanges") << "ops-admin" << QStringList{"exchanges"} << 0
+                               << QByteArray("CipherMQ_exchange") << QByteArray();
+    QTest::newRow("bindings") << "ops-admin" << QStringList{"bindings"} << 0
+                              << QByteArray("\"routing_key\"") << QByteArray();
+    QTest::newRow("help") << "ops-admin" << QStringList{"help"} << 0
+                          << QByteArray("\"delete_queue\"") << QByteArray();
+    QTest::newRow("purge") << "ops-admin" << QStringList{"purge", "receiver_1_views"} << 0
+                           << QByteArray("\"action\": \"purge\"") << QByteArray();
+    QTest::newRow("delete_queue") << "ops-admin" << QStringList{"delete_queue", "receiver_1_metrics"}
+                                  << 0 << QByteArray("\"messages_dropped\": 4") << QByteArray();
+    QTest::newRow("reload") << "ops-admin" << QStringList{"reload"} << 0
+                            << QByteArray("\"action\": \"reload\"") << QByteArray();
+    QTest::newRow("disconnect unknown") << "ops-admin" << QStringList{"disconnect", "999999"} << 1
+                                        << QByteArray()
+                                        << QByteArray("Error: Connection 999999 not found");
+    QTest::newRow("error reply") << "ops-admin" << QStringList{"purge", "nosuch"} << 1
+                                 << QByteArray() << QByteArray("Error: Queue 'nosuch' not found");
+    QTest::newRow("bad arguments") << "ops-admin" << QStringList{"watch", "1"} << 2 << QByteArray()
+                                   << QByteArray("Invalid interval");
+    QTest::newRow("not an admin") << "sender_1" << QStringList{"queues"} << 3 << QByteArray()
+                                  << QByteArray("does not have the Admin role");
+}
+
+void tst_Admin::cmqAdmin()
+{
+    QFETCH(QString, identity);
+    QFETCH(QStringList, args);
+    QFETCH(int, exitCode);
+    QFETCH(QByteArray, stdoutHas);
+    QFETCH(QByteArray, stderrHas);
+    QProcess cmq;
+    QStringList all{QStringLiteral("admin"), QStringLiteral("--address"),
+                    QStringLiteral("127.0.0.1:%1").arg(m_adminPort)};
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("CMQ_CERT"), certFile(identity + QStringLiteral(".crt")));
+    env.insert(QStringLiteral("CMQ_KEY"), certFile(identity + QStringLiteral(".key")));
+    env.insert(QStringLiteral("CMQ_CA"), certFile(QStringLiteral("ca.crt")));
+    cmq.setProcessEnvironment(env);
+    cmq.start(QStringLiteral(CMQ_CLI_BIN), all + args);
+    QVERIFY(cmq.waitForFinished(30000));
+    const QByteArray out = cmq.readAllStandardOutput();
+    const QByteArray err = cmq.readAllStandardError();
+    QVERIFY2(cmq.exitCode() == exitCode, (out + err).constData());
+    QVERIFY2(out.contains(stdoutHas), out.constData());
+    QVERIFY2(err.contains(stderrHas), err.constData());
+}
+
+void tst_Admin::cmqAdminWatch()
+{
+    QProcess cmq;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("CMQ_CERT"), certFile(QStringLiteral("ops-admin.crt")));
+    env.insert(QStringLiteral("CMQ_KEY"), certFile(QStringLiteral("ops-admin.key")));
+    env.insert(QStringLiteral("CMQ_CA"), certFile(QStringLiteral("ca.crt")));
+    env.insert(QStringLiteral("CMQ_ADMIN_ADDRESS"), QStringLiteral("127.0.0.1:%1").arg(m_adminPort));
+    cmq.setProcessEnvironment(env);
+    cmq.start(QStringLiteral(CMQ_CLI_BIN),
+              {QStringLiteral("admin"), QStringLiteral("--count"), QStringLiteral("3"),
+               QStringLiteral("watch"), QStringLiteral("100"), QStringLiteral("queues")});
+    QVERIFY(cmq.waitForFinished(30000));
+    QCOMPARE(cmq.exitCode(), 0);
+    const QList<QByteArray> lines = cmq.readAllStandardOutput().trimmed().split('\n');
+    QCOMPARE(lines.size(), 3);
+    for (int i = 0; i < 3; ++i) {
+        const QJsonObject snapshot = parse(lines[i]).toObject();
+        QCOMPARE(snapshot.value("sequence").toInt(), i + 1);
+        QVERIFY(snapshot.contains("queues"));
+    }
 }
 
 QTEST_GUILESS_MAIN(tst_Admin)

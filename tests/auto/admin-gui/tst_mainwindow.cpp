@@ -1,0 +1,306 @@
+// The whole console against a real broker with real certificates and traffic: the queues
+// table shows what the test created, a purge from the UI empties the queue, export writes
+// files that parse (promtool for the Prometheus one), the headless --export works, refusals
+// read clearly, and the window reconnects after a broker restart.
+
+#include <QApplication>
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "brokerprocess.h"
+#include "testclient.h"
+#include "testenv.h"
+#include "ui/mainwindow.h"
+#include "ui/tablepage.h"
+
+using cmq::admingui::AdminSession;
+using cmq::admingui::ConnectionOptions;
+using cmq::admingui::ExportFormat;
+using cmq::admingui::MainWindow;
+using cmq::admingui::QueueTableModel;
+using cmq::test::BrokerProcess;
+using cmq::test::certFile;
+using cmq::test::freePort;
+using cmq::test::TestClient;
+
+namespace {
+
+QByteArray envelope(const QByteArray &id)
+{
+    return R"({"message_id":")" + id + R"(","receiver_client_id":"receiver_1",)"
+           R"("enc_session_key":"ZW5j","nonce":"bm9uY2U=","ciphertext":"Y2lwaGVy"})";
+}
+
+QString cell(MainWindow &window, const QString &queue, int column)
+{
+    const int row = window.queueModel().rowOf(queue);
+    return row < 0 ? QString() : window.queueModel().index(row, column).data().toString();
+}
+
+} // namespace
+
+class tst_MainWindow : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase();
+    void cleanupTestCase();
+    void queuesTableShowsTraffic();
+    void purgeFromTheUi();
+    void cancelledPurgeKeepsMessages();
+    void exportFormats();
+    void headlessExport();
+    void refused_data();
+    void refused();
+    void reconnectsAfterBrokerRestart();
+
+private:
+    ConnectionOptions options(const QString &identity, const QString &ca = "ca.crt") const;
+    void connectWindow(MainWindow &window);
+
+    BrokerProcess m_broker;
+    quint16 m_adminPort = 0;
+    QList<TestClient *> m_clients;
+    std::unique_ptr<MainWindow> m_window;
+    QTemporaryDir m_dir;
+};
+
+ConnectionOptions tst_MainWindow::options(const QString &identity, const QString &ca) const
+{
+    ConnectionOptions o;
+    o.host = "localhost";
+    o.port = m_adminPort;
+    o.caPath = certFile(ca);
+    o.certPath = certFile(identity + ".crt");
+    o.keyPath = certFile(identity + ".key");
+    return o;
+}
+
+void tst_MainWindow::initTestCase()
+{
+    QCoreApplication::setOrganizationName("CipherMQ-tests"); // keep QSettings away from users
+    QStandardPaths::setTestModeEnabled(true);
+    m_adminPort = freePort();
+    m_broker.set("admin.enabled", "true");
+    m_broker.set("admin.address", QStringLiteral("\"127.0.0.1:%1\"").arg(m_adminPort));
+    QVERIFY2(m_broker.start(), m_broker.output().constData());
+
+    auto *receiver = new TestClient("receiver_1");
+    auto *sender = new TestClient("sender_1");
+    m_clients << receiver << sender;
+    QVERIFY(receiver->connectTo(m_broker.port()));
+    QVERIFY(sender->connectTo(m_broker.port()));
+    QCOMPARE(receiver->request("declare_exchange CipherMQ_exchange"), "Exchange declared");
+    for (const QByteArray name : {"gui_a", "gui_b"}) {
+        QCOMPARE(receiver->request("declare_queue receiver_1_" + name), "Queue declared");
+        QCOMPARE(receiver->request("bind receiver_1_" + name + " CipherMQ_exchange receiver_1_"
+                                   + name),
+                 "Queue bound");
+    }
+    for (int i = 0; i < 3; ++i) {
+        const QByteArray id = "gui-a-" + QByteArray::number(i);
+        QCOMPARE(sender->request("publish CipherMQ_exchange receiver_1_gui_a " + envelope(id)),
+                 "ACK " + id);
+    }
+    QCOMPARE(sender->request("publish CipherMQ_exchange receiver_1_gui_b " + envelope("gui-b-0")),
+             QByteArray("ACK gui-b-0"));
+
+    m_window = std::make_unique<MainWindow>();
+    m_window->session().setWatchIntervalMs(200);
+    m_window->session().setReconnectDelayMs(300);
+    m_window->show();
+    connectWindow(*m_window);
+}
+
+void tst_MainWindow::connectWindow(MainWindow &window)
+{
+    window.connectTo(options("ops-admin"));
+    QTRY_COMPARE_WITH_TIMEOUT(window.session().state(), AdminSession::State::Connected, 15000);
+    QTRY_VERIFY_WITH_TIMEOUT(window.snapshotCount() > 0, 15000);
+}
+
+void tst_MainWindow::cleanupTestCase()
+{
+    m_window.reset();
+    qDeleteAll(m_clients);
+    QVERIFY(m_broker.terminate());
+}
+
+void tst_MainWindow::queuesTableShowsTraffic()
+{
+    QTRY_COMPARE_WITH_TIMEOUT(cell(*m_window, "receiver_1_gui_a", QueueTableModel::Ready), "3", 10000);
+    QCOMPARE(cell(*m_window, "receiver_1_gui_b", QueueTableModel::Ready), QStringLiteral("1"));
+    QCOMPARE(cell(*m_window, "receiver_1_gui_a", QueueTableModel::Owner), QStringLiteral("receiver_1"));
+    QCOMPARE(cell(*m_window, "receiver_1_gui_a", QueueTableModel::Unacked), QStringLiteral("0"));
+    QVERIFY(m_window->statusText().startsWith("Connected to localhost:"));
+    QCOMPARE(m_window->overviewPage()->figure("ready"), QStringLiteral("4"));
+    QVERIFY(m_window->exchangeModel().findItems("CipherMQ_exchange").size() == 1);
+    QVERIFY(m_window->connectionModel().rowCount() >= 3); // receiver, sender, this console
+
+    // The filter narrows the table through the proxy, not the model.
+    m_window->queuesPage()->filter()->setText("gui_b");
+    QCOMPARE(m_window->queuesPage()->proxy()->rowCount(), 1);
+    m_window->queuesPage()->filter()->clear();
+}
+
+void tst_MainWindow::purgeFromTheUi()
+{
+    QString asked;
+    m_window->setConfirm([&](const QString &, const QString &text) {
+        asked = text;
+        return true;
+    });
+    m_window->tabs()->setCurrentIndex(MainWindow::QueuesTab);
+    QVERIFY(m_window->queuesPage()->selectKey("receiver_1_gui_a"));
+    m_window->purgeSelectedQueue();
+    QVERIFY2(asked.contains("'receiver_1_gui_a'") && asked.contains("3 ready message"),
+             qPrintable(asked));
+    QTRY_COMPARE_WITH_TIMEOUT(m_window->bannerText(),
+                              QStringLiteral("Purged 3 message(s) from 'receiver_1_gui_a'."), 10000);
+    QTRY_COMPARE_WITH_TIMEOUT(cell(*m_window, "receiver_1_gui_a", QueueTableModel::Ready), "0", 10000);
+    QCOMPARE(cell(*m_window, "receiver_1_gui_b", QueueTableModel::Ready), QStringLiteral("1"));
+    // The selection survived the live updates.
+    QCOMPARE(m_window->queuesPage()->selectedSourceRow(),
+             m_window->queueModel().rowOf("receiver_1_gui_a"));
+}
+
+void tst_MainWindow::cancelledPurgeKeepsMessages()
+{
+    bool asked = false;
+    m_window->setConfirm([&](const QString &, const QString &) {
+        asked = true;
+        return false;
+    });
+    QVERIFY(m_window->queuesPage()->selectKey("receiver_1_gui_b"));
+    m_window->purgeSelectedQueue();
+    QVERIFY(asked);
+    const int seen = m_window->snapshotCount();
+    QTRY_VERIFY_WITH_TIMEOUT(m_window->snapshotCount() >= seen + 3, 10000);
+    QCOMPARE(cell(*m_window, "receiver_1_gui_b", QueueTableModel::Ready), QStringLiteral("1"));
+}
+
+void tst_MainWindow::exportFormats()
+{
+    const QString prom = m_dir.filePath("snapshot.prom");
+    const QString json = m_dir.filePath("snapshot.json");
+    const QString csv = m_dir.filePath("snapshot.csv");
+    QVERIFY(m_window->exportTo(prom, ExportFormat::Prometheus));
+    QVERIFY(m_window->exportTo(json, ExportFormat::Json));
+    QVERIFY(m_window->exportTo(csv, ExportFormat::Csv));
+
+    QFile jsonFile(json);
+    QVERIFY(jsonFile.open(QIODevice::ReadOnly));
+    QJsonParseError error;
+    const QJsonObject snapshot = QJsonDocument::fromJson(jsonFile.readAll(), &error).object();
+    QCOMPARE(error.error, QJsonParseError::NoError);
+    QVERIFY(snapshot.value("queues").toArray().size() >= 2);
+
+    QFile csvFile(csv);
+    QVERIFY(csvFile.open(QIODevice::ReadOnly));
+    const QList<QByteArray> lines = csvFile.readAll().trimmed().split('\n');
+    QVERIFY(lines.first().startsWith("kind,name,owner,ready"));
+    for (const QByteArray &line : lines)
+        QCOMPARE(line.count(','), 15);
+    QVERIFY(lines.contains("queue,receiver_1_gui_b,receiver_1,1,0,0,1,0,0,,,,,,,"));
+
+    const QString promtool = QStandardPaths::findExecutable("promtool");
+    if (promtool.isEmpty())
+        QSKIP("promtool is not installed");
+    QProcess check;
+    check.setStandardInputFile(prom);
+    check.start(promtool, {"check", "metrics"});
+    QVERIFY(check.waitForFinished(30000));
+    QVERIFY2(check.exitCode() == 0, check.readAllStandardError().constData());
+}
+
+void tst_MainWindow::headlessExport()
+{
+    const QString binary = QCoreApplication::applicationDirPath() + "/../admin-gui/ciphermq-admin";
+    if (!QFile::exists(binary))
+        QSKIP("ciphermq-admin is not built");
+    const ConnectionOptions o = options("ops-admin");
+    const QStringList connection{"--host", o.host, "--port", QString::number(o.port), "--ca",
+                                 o.caPath, "--cert", o.certPath, "--key", o.keyPath};
+    const QString out = m_dir.filePath("headless.json");
+    QProcess process;
+    process.start(binary, connection + QStringList{"--export", out, "--format", "json"});
+    QVERIFY(process.waitForFinished(30000));
+    QVERIFY2(process.exitCode() == 0, process.readAllStandardError().constData());
+    QFile file(out);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    QVERIFY(QJsonDocument::fromJson(file.readAll()).object().contains("queues"));
+
+    // A non-admin certificate: exit code 1 and the reason on stderr.
+    const ConnectionOptions sender = options("sender_1");
+    process.start(binary, {"--host", "localhost", "--port", QString::number(o.port), "--ca",
+                           o.caPath, "--cert", sender.certPath, "--key", sender.keyPath,
+                           "--export", m_dir.filePath("refused.json"), "--format", "json"});
+    QVERIFY(process.waitForFinished(30000));
+    QCOMPARE(process.exitCode(), 1);
+    QVERIFY(process.readAllStandardError().contains("does not have the Admin role"));
+}
+
+void tst_MainWindow::refused_data()
+{
+    QTest::addColumn<QString>("identity");
+    QTest::addColumn<QString>("ca");
+    QTest::addColumn<bool>("brokerDown");
+    QTest::addColumn<QString>("message");
+    QTest::addColumn<int>("state");
+    QTest::newRow("non-admin certificate")
+        << "sender_1" << "ca.crt" << false
+        << "The broker refused this certificate: certificate CN 'sender_1' does not have the "
+           "Admin role"
+        << int(AdminSession::State::Refused);
+    QTest::newRow("wrong CA") << "ops-admin" << "other-ca.crt" << false
+                              << "is not signed by the selected CA"
+                              << int(AdminSession::State::Refused);
+    QTest::newRow("broker down") << "ops-admin" << "ca.crt" << true
+                                 << "The broker is unreachable at localhost:"
+                                 << int(AdminSession::State::Reconnecting);
+}
+
+void tst_MainWindow::refused()
+{
+    QFETCH(QString, identity);
+    QFETCH(QString, ca);
+    QFETCH(bool, brokerDown);
+    QFETCH(QString, message);
+    QFETCH(int, state);
+    MainWindow window;
+    window.session().setReconnectDelayMs(500);
+    window.show();
+    ConnectionOptions o = options(identity, ca);
+    if (brokerDown)
+        o.port = freePort(); // nothing listens there
+    window.connectTo(o);
+    QTRY_COMPARE_WITH_TIMEOUT(int(window.session().state()), state, 15000);
+    QVERIFY2(window.bannerText().contains(message), qPrintable(window.bannerText()));
+    QVERIFY(window.statusText().contains(message));
+    QCOMPARE(window.snapshotCount(), 0);
+}
+
+void tst_MainWindow::reconnectsAfterBrokerRestart()
+{
+    QVERIFY(m_window->queuesPage()->selectKey("receiver_1_gui_b"));
+    QVERIFY(m_broker.terminate());
+    QTRY_COMPARE_WITH_TIMEOUT(m_window->session().state(), AdminSession::State::Reconnecting, 15000);
+    // The window keeps its last data while the broker is away.
+    QCOMPARE(cell(*m_window, "receiver_1_gui_b", QueueTableModel::Ready), QStringLiteral("1"));
+    QVERIFY2(m_broker.start(), m_broker.output().constData());
+    QTRY_COMPARE_WITH_TIMEOUT(m_window->session().state(), AdminSession::State::Connected, 20000);
+    const int seen = m_window->snapshotCount();
+    QTRY_VERIFY_WITH_TIMEOUT(m_window->snapshotCount() > seen, 10000);
+    QCOMPARE(cell(*m_window, "receiver_1_gui_b", QueueTableModel::Ready), QStringLiteral("1"));
+    QCOMPARE(m_window->queuesPage()->selectedSourceRow(),
+             m_window->queueModel().rowOf("receiver_1_gui_b"));
+}
+
+QTEST_MAIN(tst_MainWindow)
+#include "tst_mainwindow.moc"
