@@ -4,6 +4,7 @@
 
 #include <QComboBox>
 #include <QDialog>
+#include <QFormLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QSpinBox>
@@ -25,7 +26,7 @@ public:
     void accept() override;
 
 private:
-    QLineEdit *addFileRow(class QFormLayout *form, const QString &label, const QString &filter);
+    QLineEdit *addFileRow(QFormLayout *form, const QString &label, const QString &filter);
 
     QList<ConnectionOptions> m_recent;
     QComboBox *m_recentBox;

@@ -35,7 +35,7 @@ public:
     static bool mayRun(Roles roles, protocol::Command command);
 
     // Resource rules for receivers (admins pass): a queue must be named "{cn}_...", a routing
-    // key must start with the CN. Errors are the text after "Error: ".
+    // key must be the CN or start with "{cn}_". Errors are the text after "Error: ".
     static Status mayUseQueue(Roles roles, const QString &cn, const QString &queue);
     static Status mayBindRoutingKey(Roles roles, const QString &cn, const QString &routingKey);
 

@@ -35,7 +35,22 @@ BlockingClient::BlockingClient(ClientOptions options, std::unique_ptr<OutboxStor
 {
 }
 
-BlockingClient::~BlockingClient() = default;
+BlockingClient::~BlockingClient()
+{
+    close(3000);
+}
+
+void BlockingClient::close(int timeoutMs)
+{
+    if (m_client->state() == ConnectionState::Stopped)
+        return;
+    QEventLoop loop;
+    QObject::connect(m_client.get(), &Client::stopped, &loop, &QEventLoop::quit);
+    m_client->shutdown(timeoutMs);
+    if (m_client->state() != ConnectionState::Stopped)
+        run(loop, timeoutMs + 1000);
+    m_client->stop();
+}
 
 Status BlockingClient::connect(int timeoutMs)
 {

@@ -16,6 +16,7 @@ class BlockingClient final
 {
 public:
     explicit BlockingClient(ClientOptions options, std::unique_ptr<OutboxStore> outbox = {});
+    // Closes cleanly (close(3000)) if still connected.
     ~BlockingClient();
     BlockingClient(const BlockingClient &) = delete;
     BlockingClient &operator=(const BlockingClient &) = delete;
@@ -49,6 +50,10 @@ public:
     // Returns how many messages were handled. Fails when the subscription is refused.
     Result<int> serve(Client::Handler handler, int maxMessages, int timeoutMs);
     void stopServing();
+
+    // Client::shutdown() and waits for it: the acks of handled messages and the answers to
+    // written publishes arrive before the connection closes, so nothing handled is redelivered.
+    void close(int timeoutMs);
 
 private:
     using ReplyStarter = std::function<void(Client::ReplyCallback)>;

@@ -165,8 +165,12 @@ void BrokerConnection::handleLine(const QByteArray &line)
     const ReplyHandler handler = m_pending.dequeue();
     if (handler)
         handler(line);
-    if (m_draining && m_pending.isEmpty())
+    if (m_state == State::Closed || !m_pending.isEmpty())
+        return;
+    if (m_draining)
         finish(QStringLiteral("the broker is shutting down"), false);
+    else
+        Q_EMIT idle();
 }
 
 void BrokerConnection::onSocketError(QAbstractSocket::SocketError error)

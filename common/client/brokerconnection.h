@@ -43,6 +43,8 @@ public:
     void request(const QByteArray &line, ReplyHandler handler);
     // Ends the connection now; lost() follows with `reason`.
     void abort(const QString &reason);
+    // Requests written and not answered yet.
+    int pendingReplies() const { return int(m_pending.size()); }
     // After the shutdown notice: the broker reads nothing more, but still sends the replies it
     // owes; wait for them at most `ms`, then end.
     void drain(int ms);
@@ -51,6 +53,7 @@ Q_SIGNALS:
     void ready();
     void pushed(const QByteArray &line); // "Message: ..." and "Redelivered: ..."
     void shutdownNotice();
+    void idle(); // the last unanswered request was answered
     // The connection is over (never established, refused, silent, closed). `refused` when the
     // broker turned our identity away rather than being unreachable.
     void lost(const QString &reason, bool refused);

@@ -45,6 +45,8 @@ Client::Client(ClientOptions options, std::unique_ptr<OutboxStore> outbox, QObje
 
     m_reconnectTimer.setSingleShot(true);
     connect(&m_reconnectTimer, &QTimer::timeout, this, &Client::tryConnect);
+    m_shutdownTimer.setSingleShot(true);
+    connect(&m_shutdownTimer, &QTimer::timeout, this, &Client::finishShutdown);
 
     m_publisher = new Publisher(*m_outbox, m_options.publishWindow, m_options.retryDelayMs, this);
     m_subscriber = new Subscriber(m_options.dedupeCapacity, this);
@@ -107,6 +109,36 @@ Status Client::start()
     setState(ConnectionState::Connecting);
     tryConnect();
     return success();
+}
+
+void Client::shutdown(int timeoutMs)
+{
+    if (m_shuttingDown)
+        return;
+    m_shuttingDown = true;
+    // No new deliveries reach the handler (held ones are redelivered to the next consumer) and
+    // no new publishes go out; what is on the wire gets its answer.
+    m_subscriber->setPaused(true);
+    m_publisher->detach();
+    m_reconnectTimer.stop();
+    if (!m_connection || !m_connection->isReady() || m_connection->pendingReplies() == 0) {
+        QMetaObject::invokeMethod(this, &Client::finishShutdown, Qt::QueuedConnection);
+        return;
+    }
+    connect(m_connection, &BrokerConnection::idle, this, &Client::finishShutdown,
+            Qt::UniqueConnection);
+    m_shutdownTimer.start(timeoutMs);
+}
+
+void Client::finishShutdown()
+{
+    if (!m_shuttingDown)
+        return;
+    m_shuttingDown = false;
+    m_shutdownTimer.stop();
+    stop();
+    m_subscriber->setPaused(false);
+    Q_EMIT stopped();
 }
 
 void Client::stop()
@@ -242,6 +274,10 @@ void Client::onLost(BrokerConnection *connection, const QString &reason, bool re
     m_connection = nullptr;
     m_publisher->detach();
     m_subscriber->detach();
+    if (m_shuttingDown) {
+        finishShutdown();
+        return;
+    }
     if (!m_started)
         return;
     const QString broker = connection->address().toString();
@@ -264,6 +300,10 @@ void Client::onShutdownNotice(BrokerConnection *connection)
 {
     if (connection != m_connection)
         return;
+    if (m_shuttingDown) {
+        finishShutdown();
+        return;
+    }
     qCInfo(lcClient, "%s: %s is shutting down, failing over", qPrintable(m_name),
            qPrintable(connection->address().toString()));
     // Leave it to finish the replies it owes (late ACKs still confirm messages) and move on.

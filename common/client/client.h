@@ -67,7 +67,12 @@ public:
     // connects in the background. Fails on configuration errors only; unreachable brokers are
     // retried forever (watch stateChanged / connectionFailed).
     Status start();
+    // Ends the connection at once: acks and publishes written but not answered may be lost (the
+    // broker redelivers; the outbox resends).
     void stop();
+    // Ends it cleanly: takes no more messages, lets the broker answer what was sent (acks,
+    // publishes) for at most timeoutMs, then stops and emits stopped().
+    void shutdown(int timeoutMs = 5000);
 
     ConnectionState state() const { return m_state; }
     QString name() const { return m_name; }
@@ -121,6 +126,7 @@ Q_SIGNALS:
     void messageRejected(const QString &messageId, const QString &error);
     void subscribed(const QString &queue);
     void outboxDrained();
+    void stopped(); // after shutdown()
     // A problem the application should hear about (a refused declaration, ...).
     void errorOccurred(const QString &error);
 
@@ -140,6 +146,7 @@ private:
     void addStep(const QByteArray &line, const QByteArray &expectedReply, ReplyCallback done);
     void runNextStep();
     void deliver(const IncomingMessage &message);
+    void finishShutdown();
     Status ensureListening();
 
     ClientOptions m_options;
@@ -155,6 +162,8 @@ private:
     int m_failuresThisRound = 0;
     Backoff m_backoff;
     QTimer m_reconnectTimer;
+    QTimer m_shutdownTimer;
+    bool m_shuttingDown = false;
     Publisher *m_publisher = nullptr;
     Subscriber *m_subscriber = nullptr;
     RequestTracker *m_requests = nullptr;

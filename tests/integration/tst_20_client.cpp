@@ -82,6 +82,10 @@ void tst_ClientLibrary::exchange(const QList<quint16> &senderPorts,
     QCOMPARE(inbox.payloadById, sent);
     for (auto it = sent.cbegin(); it != sent.cend(); ++it)
         QCOMPARE(states.value(it.key()), MessageState::Delivered);
+    // A clean stop: the last acks reach the broker, so the next test's receiver starts empty.
+    QSignalSpy stopped(&receiver, &Client::stopped);
+    receiver.shutdown();
+    QTRY_COMPARE_WITH_TIMEOUT(stopped.size(), 1, Patience);
 }
 
 void tst_ClientLibrary::sendAndListenByName()

@@ -41,7 +41,7 @@ void tst_ConnectionTableModel::expiry()
     QFETCH(QString, notAfter);
     QFETCH(bool, highlighted);
     ConnectionTableModel model;
-    model.setNow(QDateTime(QDate(2026, 1, 1), QTime(0, 0), QTimeZone::UTC));
+    model.setNow(QDateTime(QDate(2026, 1, 1), QTime(0, 0), Qt::UTC));
     model.update(QJsonArray{QJsonObject{
         {"id", 7}, {"cn", "receiver_1"}, {"certificate", QJsonObject{{"not_after", notAfter}}}}});
     QCOMPARE(model.expiresSoon(0), highlighted);

@@ -16,6 +16,7 @@
 #include "testclient.h"
 #include "testenv.h"
 #include "ui/mainwindow.h"
+#include "ui/overviewpage.h"
 #include "ui/tablepage.h"
 
 using cmq::admingui::AdminSession;
