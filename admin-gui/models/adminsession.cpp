@@ -14,8 +14,12 @@ AdminSession::AdminSession(QObject *parent) : QObject(parent)
     });
     connect(&m_client, &admin::AdminClient::replyReceived, this,
             [this](quint64 id, const admin::AdminReply &reply) {
-                if (reply.command == admin::AdminCommand::Watch && reply.ok) {
-                    setState(State::Connected, tr("Connected to %1").arg(m_options.label()));
+                if (reply.command == admin::AdminCommand::Watch) {
+                    // A refusal line arrives as the reply to our first request.
+                    if (!reply.ok)
+                        m_lastRawError = reply.error;
+                    else
+                        setState(State::Connected, tr("Connected to %1").arg(m_options.label()));
                     return;
                 }
                 const QString line = m_pendingActions.take(id);
@@ -28,8 +32,16 @@ AdminSession::AdminSession(QObject *parent) : QObject(parent)
                 m_lastSnapshot = snapshot;
                 Q_EMIT snapshotReceived(snapshot);
             });
-    connect(&m_client, &admin::AdminClient::errorOccurred, this,
-            [this](const QString &raw) { m_lastRawError = raw; });
+    connect(&m_client, &admin::AdminClient::errorOccurred, this, [this](const QString &raw) {
+        // The refusal line is the cause; the close that follows it is only a consequence.
+        if (m_lastRawError.isEmpty() || raw.startsWith("Unauthorized"))
+            m_lastRawError = raw;
+        // A connect that fails before TCP is up (refused, unknown host) emits no disconnected.
+        QTimer::singleShot(0, this, [this] {
+            if (m_attemptActive && !m_client.isConnected())
+                onDisconnected();
+        });
+    });
     connect(&m_client, &admin::AdminClient::noticeReceived, this,
             [this](const QString &text) { m_lastRawError = text; });
     connect(&m_client, &admin::AdminClient::disconnected, this, &AdminSession::onDisconnected);
@@ -67,6 +79,7 @@ void AdminSession::connectNow()
     if (!m_wanted)
         return;
     m_lastRawError.clear();
+    m_attemptActive = true;
     if (m_state != State::Reconnecting)
         setState(State::Connecting, tr("Connecting to %1…").arg(m_options.label()));
     m_client.connectToBroker(m_options.host, m_options.port);
@@ -76,14 +89,17 @@ void AdminSession::connectNow()
             && !m_client.isConnected()) {
             m_lastRawError = QStringLiteral("Socket operation timed out");
             m_client.disconnectFromBroker();
+            onDisconnected();
         }
     });
 }
 
 void AdminSession::onDisconnected()
 {
-    if (!m_wanted)
+    // Both the close and an error can end one attempt; only the first one counts.
+    if (!m_wanted || !m_attemptActive)
         return;
+    m_attemptActive = false;
     const QString raw = m_lastRawError.isEmpty() ? QStringLiteral("Connection closed")
                                                   : m_lastRawError;
     m_errorText = describeError(raw, m_options);

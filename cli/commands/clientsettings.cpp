@@ -62,11 +62,13 @@ Result<FileSettings> readConfigFile(const QString &path)
             return {};
         const auto value = node->value<std::string>();
         if (!value) {
-            problem = QStringLiteral("%1: client.%2 must be a string").arg(path, QLatin1String(key));
+            problem =
+                QStringLiteral("%1: client.%2 must be a string").arg(path, QLatin1String(key));
             return {};
         }
         const QString result = QString::fromStdString(*value);
-        return isPath && !result.isEmpty() ? QDir::cleanPath(base.absoluteFilePath(result)) : result;
+        return isPath && !result.isEmpty() ? QDir::cleanPath(base.absoluteFilePath(result))
+                                           : result;
     };
     if (const toml::node *brokers = table->get("brokers")) {
         if (const toml::array *list = brokers->as_array()) {
@@ -146,7 +148,8 @@ Result<ClientSettings> ConnectionFlags::resolve(const QCommandLineParser &parser
 {
     using R = Result<ClientSettings>;
     FileSettings file;
-    const QString configPath = parser.isSet(m_config) ? parser.value(m_config) : defaultConfigPath();
+    const QString configPath =
+        parser.isSet(m_config) ? parser.value(m_config) : defaultConfigPath();
     if (!configPath.isEmpty()) {
         auto read = readConfigFile(configPath);
         if (!read)
@@ -172,8 +175,8 @@ Result<ClientSettings> ConnectionFlags::resolve(const QCommandLineParser &parser
     settings.options.tls.certPath = pick(m_cert, "CMQ_CERT", file.cert);
     settings.options.tls.keyPath = pick(m_key, "CMQ_KEY", file.key);
     settings.options.tls.caPath = pick(m_ca, "CMQ_CA", file.ca);
-    if (settings.options.tls.certPath.isEmpty() || settings.options.tls.keyPath.isEmpty()
-        || settings.options.tls.caPath.isEmpty())
+    if (settings.options.tls.certPath.isEmpty() || settings.options.tls.keyPath.isEmpty() ||
+        settings.options.tls.caPath.isEmpty())
         return R::failure(QStringLiteral("--cert, --key and --ca are required (or a config file)"));
     settings.options.name = file.name;
     settings.identityDir = pick(m_identity, "CMQ_IDENTITY", file.identity);
@@ -187,11 +190,11 @@ Result<ClientSettings> ConnectionFlags::resolve(const QCommandLineParser &parser
                                              "--identity %1'")
                                   .arg(settings.identityDir));
     }
-    if (parser.isSet(m_connectTimeout)
-        && !parseSeconds(parser.value(m_connectTimeout), &settings.connectTimeoutMs))
+    if (parser.isSet(m_connectTimeout) &&
+        !parseSeconds(parser.value(m_connectTimeout), &settings.connectTimeoutMs))
         return R::failure(QStringLiteral("--connect-timeout must be a positive number of seconds"));
-    settings.options.connectTimeoutMs = qMin(settings.options.connectTimeoutMs,
-                                             settings.connectTimeoutMs);
+    settings.options.connectTimeoutMs =
+        qMin(settings.options.connectTimeoutMs, settings.connectTimeoutMs);
     if (file.heartbeatSec > 0)
         settings.options.heartbeatSec = file.heartbeatSec;
     if (parser.isSet(m_heartbeat)) {

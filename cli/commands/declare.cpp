@@ -8,15 +8,16 @@
 namespace cmq::cli {
 namespace {
 
-const QByteArray Usage = QByteArray(
-    "Usage: cmq declare queue NAME\n"
-    "       cmq declare exchange NAME\n"
-    "       cmq declare bind QUEUE EXCHANGE ROUTING_KEY\n\n"
-    "Sends one topology command and prints the broker's reply (\"Queue declared\", ...).\n"
-    "Receivers may only declare and bind queues named after their CN (CN_...).\n\n"
-    "Options:\n"
-    "  --timeout S   wait at most S seconds for the reply (default 15)\n\n")
-    + ConnectionFlags::help();
+const QByteArray Usage =
+    QByteArray(
+        "Usage: cmq declare queue NAME\n"
+        "       cmq declare exchange NAME\n"
+        "       cmq declare bind QUEUE EXCHANGE ROUTING_KEY\n\n"
+        "Sends one topology command and prints the broker's reply (\"Queue declared\", ...).\n"
+        "Receivers may only declare and bind queues named after their CN (CN_...).\n\n"
+        "Options:\n"
+        "  --timeout S   wait at most S seconds for the reply (default 15)\n\n") +
+    ConnectionFlags::help();
 
 int runDeclare(const QStringList &args)
 {
@@ -29,11 +30,12 @@ int runDeclare(const QStringList &args)
         return code;
     const QStringList words = parser.positionalArguments();
     const QString what = words.value(0);
-    const bool valid = ((what == u"queue" || what == u"exchange") && words.size() == 2)
-                       || (what == u"bind" && words.size() == 4);
+    const bool valid = ((what == u"queue" || what == u"exchange") && words.size() == 2) ||
+                       (what == u"bind" && words.size() == 4);
     if (!valid)
-        return fail("declare", QStringLiteral("expected 'queue NAME', 'exchange NAME' or 'bind "
-                                              "QUEUE EXCHANGE ROUTING_KEY'"),
+        return fail("declare",
+                    QStringLiteral("expected 'queue NAME', 'exchange NAME' or 'bind "
+                                   "QUEUE EXCHANGE ROUTING_KEY'"),
                     ExitUsage);
     int timeoutMs = 15000;
     if (parser.isSet(timeout) && !parseSeconds(parser.value(timeout), &timeoutMs))
@@ -61,9 +63,9 @@ int runDeclare(const QStringList &args)
     return ExitOk;
 }
 
-const CommandRegistration registration(
-    {QStringLiteral("declare"), QStringLiteral("declare a queue or exchange, or bind a queue"),
-     &runDeclare});
+const CommandRegistration
+    registration({QStringLiteral("declare"),
+                  QStringLiteral("declare a queue or exchange, or bind a queue"), &runDeclare});
 
 } // namespace
 } // namespace cmq::cli

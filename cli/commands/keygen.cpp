@@ -33,9 +33,10 @@ int runKeygen(const QStringList &args)
     if (const int code = parseCommandLine(parser, args, "keygen", Usage); code >= 0)
         return code;
     if (!parser.positionalArguments().isEmpty())
-        return fail("keygen", QStringLiteral("unexpected argument '%1'")
-                                  .arg(parser.positionalArguments().first()),
-                    ExitUsage);
+        return fail(
+            "keygen",
+            QStringLiteral("unexpected argument '%1'").arg(parser.positionalArguments().first()),
+            ExitUsage);
     const QString dir = parser.isSet(identity) ? parser.value(identity) : defaultIdentityDir();
     const QString path = keyPairPath(dir);
     if (QFileInfo::exists(path) && !parser.isSet(force))
@@ -53,9 +54,9 @@ int runKeygen(const QStringList &args)
     return ExitOk;
 }
 
-const CommandRegistration registration(
-    {QStringLiteral("keygen"), QStringLiteral("create the X25519 key pair for receiving"),
-     &runKeygen});
+const CommandRegistration registration({QStringLiteral("keygen"),
+                                        QStringLiteral("create the X25519 key pair for receiving"),
+                                        &runKeygen});
 
 } // namespace
 } // namespace cmq::cli

@@ -12,18 +12,22 @@
 namespace cmq::cli {
 namespace {
 
-const QByteArray Usage = QByteArray(
-    "Usage: cmq listen [options]\n\n"
-    "Registers our public key, declares and binds our queue (NAME_queue, routing key NAME_key)\n"
-    "and prints every message sent to us: its text and a newline, or with --json one JSON\n"
-    "object per line: id, from, kind, payload (or payload_base64 when it is not UTF-8),\n"
-    "redelivered, sent_time, correlation_id. Messages are acknowledged after they are printed;\n"
-    "the same message id is printed once even when the broker delivers it again.\n\n"
-    "Options:\n"
-    "  --json        one JSON object per message\n"
-    "  --count N     exit after N messages\n"
-    "  --timeout S   exit after S seconds (status 1 if --count messages did not all come)\n\n")
-    + ConnectionFlags::help();
+const QByteArray Usage =
+    QByteArray(
+        "Usage: cmq listen [options]\n\n"
+        "Registers our public key, declares and binds our queue (NAME_queue, routing key "
+        "NAME_key)\n"
+        "and prints every message sent to us: its text and a newline, or with --json one JSON\n"
+        "object per line: id, from, kind, payload (or payload_base64 when it is not UTF-8),\n"
+        "redelivered, sent_time, correlation_id. Messages are acknowledged after they are "
+        "printed;\n"
+        "the same message id is printed once even when the broker delivers it again.\n\n"
+        "Options:\n"
+        "  --json        one JSON object per message\n"
+        "  --count N     exit after N messages\n"
+        "  --timeout S   exit after S seconds (status 1 if --count messages did not all "
+        "come)\n\n") +
+    ConnectionFlags::help();
 
 QString kindName(client::MessageKind kind)
 {
@@ -47,7 +51,8 @@ QByteArray asJson(const client::IncomingMessage &message)
     if (protocol::isValidUtf8(message.payload))
         object.insert(QStringLiteral("payload"), QString::fromUtf8(message.payload));
     else
-        object.insert(QStringLiteral("payload_base64"), QString::fromLatin1(message.payload.toBase64()));
+        object.insert(QStringLiteral("payload_base64"),
+                      QString::fromLatin1(message.payload.toBase64()));
     if (message.sentTime.isValid())
         object.insert(QStringLiteral("sent_time"),
                       message.sentTime.toUTC().toString(Qt::ISODateWithMs));
@@ -68,9 +73,10 @@ int runListen(const QStringList &args)
     if (const int code = parseCommandLine(parser, args, "listen", Usage); code >= 0)
         return code;
     if (!parser.positionalArguments().isEmpty())
-        return fail("listen", QStringLiteral("unexpected argument '%1'")
-                                  .arg(parser.positionalArguments().first()),
-                    ExitUsage);
+        return fail(
+            "listen",
+            QStringLiteral("unexpected argument '%1'").arg(parser.positionalArguments().first()),
+            ExitUsage);
     int maxMessages = 0;
     if (parser.isSet(count)) {
         bool ok = false;
@@ -102,16 +108,17 @@ int runListen(const QStringList &args)
     if (!handled)
         return fail("listen", handled.error(), ExitFailure);
     if (maxMessages > 0 && handled.value() < maxMessages)
-        return fail("listen", QStringLiteral("%1 of %2 messages arrived in time")
-                                  .arg(handled.value())
-                                  .arg(maxMessages),
+        return fail("listen",
+                    QStringLiteral("%1 of %2 messages arrived in time")
+                        .arg(handled.value())
+                        .arg(maxMessages),
                     ExitFailure);
     return ExitOk;
 }
 
-const CommandRegistration registration(
-    {QStringLiteral("listen"), QStringLiteral("receive and print the messages sent to us"),
-     &runListen});
+const CommandRegistration registration({QStringLiteral("listen"),
+                                        QStringLiteral("receive and print the messages sent to us"),
+                                        &runListen});
 
 } // namespace
 } // namespace cmq::cli

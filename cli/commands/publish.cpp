@@ -10,16 +10,17 @@
 namespace cmq::cli {
 namespace {
 
-const QByteArray Usage = QByteArray(
-    "Usage: cmq publish --exchange E --routing-key K [options] FILE | -\n\n"
-    "Publishes the envelope JSON in FILE (or standard input) as it is: one object with\n"
-    "message_id, receiver_client_id, enc_session_key, nonce, ciphertext (and optionally\n"
-    "sent_time and extra fields). Prints the message id once the broker has stored it.\n\n"
-    "Options:\n"
-    "  --exchange E       the exchange\n"
-    "  --routing-key K    the routing key\n"
-    "  --timeout S        wait at most S seconds for the confirmation (default 30)\n\n")
-    + ConnectionFlags::help();
+const QByteArray Usage =
+    QByteArray(
+        "Usage: cmq publish --exchange E --routing-key K [options] FILE | -\n\n"
+        "Publishes the envelope JSON in FILE (or standard input) as it is: one object with\n"
+        "message_id, receiver_client_id, enc_session_key, nonce, ciphertext (and optionally\n"
+        "sent_time and extra fields). Prints the message id once the broker has stored it.\n\n"
+        "Options:\n"
+        "  --exchange E       the exchange\n"
+        "  --routing-key K    the routing key\n"
+        "  --timeout S        wait at most S seconds for the confirmation (default 30)\n\n") +
+    ConnectionFlags::help();
 
 int runPublish(const QStringList &args)
 {
@@ -49,12 +50,12 @@ int runPublish(const QStringList &args)
         return fail("publish", settings.error(), ExitUsage);
 
     QFile in;
-    const bool opened = words.first() == u"-" ? in.open(stdin, QIODevice::ReadOnly)
-                                              : (in.setFileName(words.first()),
-                                                 in.open(QIODevice::ReadOnly));
+    const bool opened = words.first() == u"-"
+                            ? in.open(stdin, QIODevice::ReadOnly)
+                            : (in.setFileName(words.first()), in.open(QIODevice::ReadOnly));
     if (!opened)
-        return fail("publish", QStringLiteral("cannot read %1: %2")
-                                   .arg(words.first(), in.errorString()),
+        return fail("publish",
+                    QStringLiteral("cannot read %1: %2").arg(words.first(), in.errorString()),
                     ExitUsage);
     const QByteArray envelope = in.readAll();
 
@@ -72,9 +73,9 @@ int runPublish(const QStringList &args)
     return ExitOk;
 }
 
-const CommandRegistration registration(
-    {QStringLiteral("publish"), QStringLiteral("publish a sealed envelope (raw JSON)"),
-     &runPublish});
+const CommandRegistration registration({QStringLiteral("publish"),
+                                        QStringLiteral("publish a sealed envelope (raw JSON)"),
+                                        &runPublish});
 
 } // namespace
 } // namespace cmq::cli

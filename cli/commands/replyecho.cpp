@@ -9,16 +9,17 @@
 namespace cmq::cli {
 namespace {
 
-const QByteArray Usage = QByteArray(
-    "Usage: cmq reply-echo [options]\n\n"
-    "Listens like `cmq listen` and answers every request with the request's text, after\n"
-    "--prefix when given. Plain messages are acknowledged and ignored. Prints one line per\n"
-    "answered request: the request's message id.\n\n"
-    "Options:\n"
-    "  --prefix TEXT  put TEXT before each answer\n"
-    "  --count N      exit after answering N requests (once the answers are confirmed)\n"
-    "  --timeout S    exit after S seconds\n\n")
-    + ConnectionFlags::help();
+const QByteArray Usage =
+    QByteArray(
+        "Usage: cmq reply-echo [options]\n\n"
+        "Listens like `cmq listen` and answers every request with the request's text, after\n"
+        "--prefix when given. Plain messages are acknowledged and ignored. Prints one line per\n"
+        "answered request: the request's message id.\n\n"
+        "Options:\n"
+        "  --prefix TEXT  put TEXT before each answer\n"
+        "  --count N      exit after answering N requests (once the answers are confirmed)\n"
+        "  --timeout S    exit after S seconds\n\n") +
+    ConnectionFlags::help();
 
 int runReplyEcho(const QStringList &args)
 {
@@ -32,9 +33,10 @@ int runReplyEcho(const QStringList &args)
     if (const int code = parseCommandLine(parser, args, "reply-echo", Usage); code >= 0)
         return code;
     if (!parser.positionalArguments().isEmpty())
-        return fail("reply-echo", QStringLiteral("unexpected argument '%1'")
-                                      .arg(parser.positionalArguments().first()),
-                    ExitUsage);
+        return fail(
+            "reply-echo",
+            QStringLiteral("unexpected argument '%1'").arg(parser.positionalArguments().first()),
+            ExitUsage);
     int maxRequests = 0;
     if (parser.isSet(count)) {
         bool ok = false;
@@ -78,9 +80,9 @@ int runReplyEcho(const QStringList &args)
     return ExitOk;
 }
 
-const CommandRegistration registration(
-    {QStringLiteral("reply-echo"), QStringLiteral("answer every request with its own text"),
-     &runReplyEcho});
+const CommandRegistration registration({QStringLiteral("reply-echo"),
+                                        QStringLiteral("answer every request with its own text"),
+                                        &runReplyEcho});
 
 } // namespace
 } // namespace cmq::cli

@@ -10,15 +10,17 @@
 namespace cmq::cli {
 namespace {
 
-const QByteArray Usage = QByteArray(
-    "Usage: cmq request --to NAME [options] TEXT | -\n\n"
-    "Sends TEXT (or standard input) to NAME as a request and prints the reply followed by a\n"
-    "newline. Replies come to our own queue, so our certificate's CN must be both a sender and\n"
-    "a receiver in the broker's ACL, and we need a key pair (cmq keygen).\n\n"
-    "Options:\n"
-    "  --to NAME     the service that answers\n"
-    "  --timeout S   give up after S seconds without a reply (default 30; exit status 1)\n\n")
-    + ConnectionFlags::help();
+const QByteArray Usage =
+    QByteArray(
+        "Usage: cmq request --to NAME [options] TEXT | -\n\n"
+        "Sends TEXT (or standard input) to NAME as a request and prints the reply followed by a\n"
+        "newline. Replies come to our own queue, so our certificate's CN must be both a sender "
+        "and\n"
+        "a receiver in the broker's ACL, and we need a key pair (cmq keygen).\n\n"
+        "Options:\n"
+        "  --to NAME     the service that answers\n"
+        "  --timeout S   give up after S seconds without a reply (default 30; exit status 1)\n\n") +
+    ConnectionFlags::help();
 
 int runRequest(const QStringList &args)
 {
@@ -62,9 +64,9 @@ int runRequest(const QStringList &args)
     return ExitOk;
 }
 
-const CommandRegistration registration(
-    {QStringLiteral("request"), QStringLiteral("send a request to a service and print its reply"),
-     &runRequest});
+const CommandRegistration
+    registration({QStringLiteral("request"),
+                  QStringLiteral("send a request to a service and print its reply"), &runRequest});
 
 } // namespace
 } // namespace cmq::cli

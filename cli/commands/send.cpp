@@ -13,19 +13,20 @@
 namespace cmq::cli {
 namespace {
 
-const QByteArray Usage = QByteArray(
-    "Usage: cmq send --to NAME [options] [TEXT | -]\n\n"
-    "Encrypts TEXT (or standard input, '-') for NAME's public key and publishes it on the\n"
-    "usual conventions (exchange CipherMQ_exchange, routing key NAME_key). Prints the message\n"
-    "id of each message once the broker has stored it.\n"
-    "Without TEXT and with --outbox, only resends what the outbox holds.\n\n"
-    "Options:\n"
-    "  --to NAME      the receiving service (its certificate CN)\n"
-    "  --lines        each line of standard input is one message\n"
-    "  --id ID        the message id (default {me}-{uuid}-{to}); sending the same id again\n"
-    "                 delivers it once\n"
-    "  --timeout S    wait at most S seconds for the confirmations (default 30)\n\n")
-    + ConnectionFlags::help();
+const QByteArray Usage =
+    QByteArray(
+        "Usage: cmq send --to NAME [options] [TEXT | -]\n\n"
+        "Encrypts TEXT (or standard input, '-') for NAME's public key and publishes it on the\n"
+        "usual conventions (exchange CipherMQ_exchange, routing key NAME_key). Prints the message\n"
+        "id of each message once the broker has stored it.\n"
+        "Without TEXT and with --outbox, only resends what the outbox holds.\n\n"
+        "Options:\n"
+        "  --to NAME      the receiving service (its certificate CN)\n"
+        "  --lines        each line of standard input is one message\n"
+        "  --id ID        the message id (default {me}-{uuid}-{to}); sending the same id again\n"
+        "                 delivers it once\n"
+        "  --timeout S    wait at most S seconds for the confirmations (default 30)\n\n") +
+    ConnectionFlags::help();
 
 QByteArray readStdin()
 {
@@ -91,17 +92,16 @@ int runSend(const QStringList &args)
     client::Client &client = blocking.client();
 
     int failures = 0;
-    QObject::connect(&client, &client::Client::messageStateChanged, &client,
-                     [&](const QString &messageId, client::MessageState state,
-                         const QString &detail) {
-                         if (state == client::MessageState::Delivered)
-                             writeOut(messageId.toUtf8() + '\n');
-                         else if (state == client::MessageState::Failed) {
-                             ++failures;
-                             fail("send", QStringLiteral("%1 refused: %2").arg(messageId, detail),
-                                  ExitFailure);
-                         }
-                     });
+    QObject::connect(
+        &client, &client::Client::messageStateChanged, &client,
+        [&](const QString &messageId, client::MessageState state, const QString &detail) {
+            if (state == client::MessageState::Delivered)
+                writeOut(messageId.toUtf8() + '\n');
+            else if (state == client::MessageState::Failed) {
+                ++failures;
+                fail("send", QStringLiteral("%1 refused: %2").arg(messageId, detail), ExitFailure);
+            }
+        });
     // Into the outbox before connecting: with --outbox the messages are safe on disk even when
     // no broker can be reached now.
     if (const Status started = client.start(); !started)
@@ -113,9 +113,10 @@ int runSend(const QStringList &args)
         if (const auto sent = client.send(parser.value(to), payload, options); !sent)
             return fail("send", sent.error(), ExitFailure);
     }
-    const QString kept = settings->outboxDir.isEmpty()
-                             ? QString()
-                             : QStringLiteral("; kept in %1 for the next run").arg(settings->outboxDir);
+    const QString kept =
+        settings->outboxDir.isEmpty()
+            ? QString()
+            : QStringLiteral("; kept in %1 for the next run").arg(settings->outboxDir);
     if (const Status connected = blocking.connect(settings->connectTimeoutMs); !connected)
         return fail("send", connected.error() + kept, ExitUnreachable);
     if (const Status done = blocking.waitForOutbox(timeoutMs); !done)
@@ -123,9 +124,9 @@ int runSend(const QStringList &args)
     return failures == 0 ? ExitOk : ExitFailure;
 }
 
-const CommandRegistration registration(
-    {QStringLiteral("send"), QStringLiteral("send an encrypted message to a service by name"),
-     &runSend});
+const CommandRegistration
+    registration({QStringLiteral("send"),
+                  QStringLiteral("send an encrypted message to a service by name"), &runSend});
 
 } // namespace
 } // namespace cmq::cli

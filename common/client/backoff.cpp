@@ -5,8 +5,7 @@
 namespace cmq::client {
 
 Backoff::Backoff(int initialMs, int maxMs)
-    : m_initialMs(std::max(1, initialMs)),
-      m_maxMs(std::max(m_initialMs, maxMs)),
+    : m_initialMs(std::max(1, initialMs)), m_maxMs(std::max(m_initialMs, maxMs)),
       m_random(QRandomGenerator::securelySeeded())
 {
 }

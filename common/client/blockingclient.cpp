@@ -76,9 +76,10 @@ Status BlockingClient::connect(int timeoutMs)
         return success();
     if (m_refused)
         return failure(QStringLiteral("refused: %1").arg(lastError));
-    return failure(QStringLiteral("no broker reachable within %1 ms%2")
-                       .arg(timeoutMs)
-                       .arg(lastError.isEmpty() ? QString() : QStringLiteral(" (") + lastError + u')'));
+    return failure(
+        QStringLiteral("no broker reachable within %1 ms%2")
+            .arg(timeoutMs)
+            .arg(lastError.isEmpty() ? QString() : QStringLiteral(" (") + lastError + u')'));
 }
 
 Result<QString> BlockingClient::waitForDelivered(const std::function<Result<QString>()> &enqueue,
@@ -94,8 +95,8 @@ Result<QString> BlockingClient::waitForDelivered(const std::function<Result<QStr
     QString id;
     QEventLoop loop;
     const auto isFinal = [](MessageState state) {
-        return state == MessageState::Delivered || state == MessageState::Failed
-               || state == MessageState::Cancelled;
+        return state == MessageState::Delivered || state == MessageState::Failed ||
+               state == MessageState::Cancelled;
     };
     QObject::connect(m_client.get(), &Client::messageStateChanged, &loop,
                      [&](const QString &messageId, MessageState state, const QString &detail) {
@@ -120,11 +121,11 @@ Result<QString> BlockingClient::waitForDelivered(const std::function<Result<QStr
     case MessageState::Cancelled:
         return R::failure(QStringLiteral("%1 was refused: %2").arg(id, result.detail));
     default:
-        return R::failure(QStringLiteral("%1 not delivered within %2 ms%3")
-                              .arg(id)
-                              .arg(timeoutMs)
-                              .arg(result.detail.isEmpty() ? QString()
-                                                           : QStringLiteral(": ") + result.detail));
+        return R::failure(
+            QStringLiteral("%1 not delivered within %2 ms%3")
+                .arg(id)
+                .arg(timeoutMs)
+                .arg(result.detail.isEmpty() ? QString() : QStringLiteral(": ") + result.detail));
     }
 }
 
@@ -134,8 +135,7 @@ Result<QString> BlockingClient::send(const QString &to, const QByteArray &payloa
     return waitForDelivered([&] { return m_client->send(to, payload, options); }, timeoutMs);
 }
 
-Result<QString> BlockingClient::publishEnvelope(const QString &exchange,
-                                                const QString &routingKey,
+Result<QString> BlockingClient::publishEnvelope(const QString &exchange, const QString &routingKey,
                                                 const QByteArray &envelopeJson, int timeoutMs)
 {
     return waitForDelivered(
@@ -157,10 +157,11 @@ Status BlockingClient::waitForOutbox(int timeoutMs)
     run(loop, timeoutMs);
     if (m_client->pendingCount() == 0)
         return success();
-    return failure(QStringLiteral("%1 message(s) not delivered within %2 ms%3")
-                       .arg(m_client->pendingCount())
-                       .arg(timeoutMs)
-                       .arg(lastDetail.isEmpty() ? QString() : QStringLiteral(" (") + lastDetail + u')'));
+    return failure(
+        QStringLiteral("%1 message(s) not delivered within %2 ms%3")
+            .arg(m_client->pendingCount())
+            .arg(timeoutMs)
+            .arg(lastDetail.isEmpty() ? QString() : QStringLiteral(" (") + lastDetail + u')'));
 }
 
 Result<QByteArray> BlockingClient::request(const QString &to, const QByteArray &payload,
@@ -223,24 +224,26 @@ Result<QByteArray> BlockingClient::waitForReply(const ReplyStarter &start,
 
 Result<QByteArray> BlockingClient::declareExchange(const QString &exchange, int timeoutMs)
 {
-    return waitForReply([&](Client::ReplyCallback done) {
-        m_client->declareExchange(exchange, std::move(done));
-    }, "Exchange declared", timeoutMs);
+    return waitForReply(
+        [&](Client::ReplyCallback done) { m_client->declareExchange(exchange, std::move(done)); },
+        "Exchange declared", timeoutMs);
 }
 
 Result<QByteArray> BlockingClient::declareQueue(const QString &queue, int timeoutMs)
 {
-    return waitForReply([&](Client::ReplyCallback done) {
-        m_client->declareQueue(queue, std::move(done));
-    }, "Queue declared", timeoutMs);
+    return waitForReply(
+        [&](Client::ReplyCallback done) { m_client->declareQueue(queue, std::move(done)); },
+        "Queue declared", timeoutMs);
 }
 
 Result<QByteArray> BlockingClient::bindQueue(const QString &queue, const QString &exchange,
                                              const QString &routingKey, int timeoutMs)
 {
-    return waitForReply([&](Client::ReplyCallback done) {
-        m_client->bindQueue(queue, exchange, routingKey, std::move(done));
-    }, "Queue bound", timeoutMs);
+    return waitForReply(
+        [&](Client::ReplyCallback done) {
+            m_client->bindQueue(queue, exchange, routingKey, std::move(done));
+        },
+        "Queue bound", timeoutMs);
 }
 
 Result<int> BlockingClient::serve(Client::Handler handler, int maxMessages, int timeoutMs)

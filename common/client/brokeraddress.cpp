@@ -19,7 +19,8 @@ static Result<BrokerAddress> parseOne(const QString &entry)
     if (entry.startsWith(u'[')) {
         const qsizetype close = entry.indexOf(u']');
         if (close < 0)
-            return R::failure(QStringLiteral("'%1': missing ']' after the IPv6 address").arg(entry));
+            return R::failure(
+                QStringLiteral("'%1': missing ']' after the IPv6 address").arg(entry));
         address.host = entry.mid(1, close - 1);
         const QString rest = entry.mid(close + 1);
         if (!rest.isEmpty()) {

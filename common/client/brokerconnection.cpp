@@ -18,9 +18,7 @@ constexpr int WatchdogIntervalMs = 250;
 
 BrokerConnection::BrokerConnection(const BrokerAddress &address, const QSslConfiguration &tls,
                                    int heartbeatSec, int connectTimeoutMs, QObject *parent)
-    : QObject(parent),
-      m_address(address),
-      m_heartbeatSec(qBound(1, heartbeatSec, 3600)),
+    : QObject(parent), m_address(address), m_heartbeatSec(qBound(1, heartbeatSec, 3600)),
       m_connectTimeoutMs(qMax(1, connectTimeoutMs))
 {
     m_socket.setSslConfiguration(tls);
@@ -30,9 +28,8 @@ BrokerConnection::BrokerConnection(const BrokerAddress &address, const QSslConfi
     connect(&m_socket, &QSslSocket::readyRead, this, &BrokerConnection::onReadyRead);
     connect(&m_socket, &QSslSocket::errorOccurred, this, &BrokerConnection::onSocketError);
     connect(&m_socket, &QSslSocket::disconnected, this, [this] {
-        finish(m_lastUnsolicitedError.isEmpty()
-                   ? QStringLiteral("the broker closed the connection")
-                   : QString::fromUtf8(m_lastUnsolicitedError),
+        finish(m_lastUnsolicitedError.isEmpty() ? QStringLiteral("the broker closed the connection")
+                                                : QString::fromUtf8(m_lastUnsolicitedError),
                m_lastUnsolicitedError.startsWith("Error: Unauthorized"));
     });
     connect(&m_socket, &QSslSocket::sslErrors, this, [this](const QList<QSslError> &errors) {
@@ -75,7 +72,10 @@ void BrokerConnection::onEncrypted()
             [this, expected](const Result<QByteArray> &reply) {
                 if (!reply)
                     return;
-                if (reply.value() != expected) {
+                // A broker without the extension (the original one) still accepted us; we
+                // just cannot watch it, and rely on TCP to notice its death.
+                const bool withoutHeartbeats = reply.value() == "Unknown command";
+                if (reply.value() != expected && !withoutHeartbeats) {
                     finish(QString::fromUtf8(reply.value()),
                            reply.value().startsWith("Error: Unauthorized"));
                     return;
@@ -83,7 +83,8 @@ void BrokerConnection::onEncrypted()
                 m_state = State::Ready;
                 m_deadline.stop();
                 m_sinceHeard.start();
-                m_watchdog.start();
+                if (!withoutHeartbeats)
+                    m_watchdog.start();
                 Q_EMIT ready();
             });
 }
@@ -178,8 +179,8 @@ void BrokerConnection::onSocketError(QAbstractSocket::SocketError error)
     QString reason = m_socket.errorString();
     if (!m_lastUnsolicitedError.isEmpty())
         reason = QString::fromUtf8(m_lastUnsolicitedError);
-    const bool refused = error == QAbstractSocket::SslHandshakeFailedError
-                         || m_lastUnsolicitedError.startsWith("Error: Unauthorized");
+    const bool refused = error == QAbstractSocket::SslHandshakeFailedError ||
+                         m_lastUnsolicitedError.startsWith("Error: Unauthorized");
     finish(reason, refused);
 }
 
@@ -207,7 +208,8 @@ void BrokerConnection::finish(const QString &why, bool refused)
     // Whoever waits for a reply learns that none will come, in request order.
     QQueue<ReplyHandler> pending;
     pending.swap(m_pending);
-    const auto lostReply = Result<QByteArray>::failure(QStringLiteral("connection lost: ") + reason);
+    const auto lostReply =
+        Result<QByteArray>::failure(QStringLiteral("connection lost: ") + reason);
     for (const ReplyHandler &handler : std::as_const(pending)) {
         if (handler)
             handler(lostReply);

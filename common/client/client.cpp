@@ -34,8 +34,7 @@ bool isValidName(const QString &name)
 } // namespace
 
 Client::Client(ClientOptions options, std::unique_ptr<OutboxStore> outbox, QObject *parent)
-    : QObject(parent),
-      m_options(std::move(options)),
+    : QObject(parent), m_options(std::move(options)),
       m_outbox(outbox ? std::move(outbox) : std::make_unique<MemoryOutbox>()),
       m_backoff(m_options.backoffInitialMs, m_options.backoffMaxMs)
 {
@@ -179,15 +178,17 @@ void Client::tryConnect()
                                             m_options.connectTimeoutMs, this);
     m_connection = connection;
     ++m_connectionGeneration;
-    connect(connection, &BrokerConnection::ready, this, [this, connection] { onReady(connection); });
+    connect(connection, &BrokerConnection::ready, this,
+            [this, connection] { onReady(connection); });
     connect(connection, &BrokerConnection::lost, this,
             [this, connection](const QString &reason, bool refused) {
                 onLost(connection, reason, refused);
             });
-    connect(connection, &BrokerConnection::pushed, this, [this, connection](const QByteArray &line) {
-        if (connection == m_connection)
-            m_subscriber->handlePush(line);
-    });
+    connect(connection, &BrokerConnection::pushed, this,
+            [this, connection](const QByteArray &line) {
+                if (connection == m_connection)
+                    m_subscriber->handlePush(line);
+            });
     connect(connection, &BrokerConnection::shutdownNotice, this,
             [this, connection] { onShutdownNotice(connection); });
     qCDebug(lcClient, "%s: connecting to %s", qPrintable(m_name), qPrintable(address.toString()));
@@ -327,9 +328,8 @@ Result<QString> Client::send(const QString &to, const QByteArray &payload,
     if (!isValidName(to))
         return R::failure(QStringLiteral("'%1' is not a valid client name").arg(to));
     OutboxEntry entry;
-    entry.messageId = options.messageId.isEmpty()
-                          ? makeMessageId(m_name, newCorrelationId(), to)
-                          : options.messageId;
+    entry.messageId = options.messageId.isEmpty() ? makeMessageId(m_name, newCorrelationId(), to)
+                                                  : options.messageId;
     if (!isValidName(entry.messageId))
         return R::failure(QStringLiteral("'%1' is not a valid message id").arg(entry.messageId));
     entry.receiver = to;
@@ -484,17 +484,19 @@ void Client::deliver(const IncomingMessage &message)
             return;
         if (message.from.isEmpty() || message.correlationId.isEmpty()) {
             Q_EMIT errorOccurred(QStringLiteral("request %1 has no reply_to or correlation_id: "
-                                                "no reply sent").arg(message.messageId));
+                                                "no reply sent")
+                                     .arg(message.messageId));
             return;
         }
         SendOptions options;
-        options.extraFields = QJsonObject{{QStringLiteral("kind"), QStringLiteral("reply")},
-                                          {QStringLiteral("correlation_id"), message.correlationId}};
+        options.extraFields =
+            QJsonObject{{QStringLiteral("kind"), QStringLiteral("reply")},
+                        {QStringLiteral("correlation_id"), message.correlationId}};
         // Through the outbox like any message, before the request is acked: a crash in between
         // means the request comes again, never a request without its reply.
         if (const auto sent = send(message.from, answer.value(), options); !sent)
-            Q_EMIT errorOccurred(QStringLiteral("cannot reply to %1: %2")
-                                     .arg(message.messageId, sent.error()));
+            Q_EMIT errorOccurred(
+                QStringLiteral("cannot reply to %1: %2").arg(message.messageId, sent.error()));
         return;
     }
     case MessageKind::Message:

@@ -8,11 +8,11 @@
 #include <memory>
 #include <optional>
 
+#include <QElapsedTimer>
 #include <QJsonObject>
 #include <QList>
-#include <QObject>
-#include <QElapsedTimer>
 #include <QMultiHash>
+#include <QObject>
 #include <QSslConfiguration>
 #include <QTimer>
 

@@ -42,10 +42,10 @@ struct ClientOptions
     int connectTimeoutMs = 10000; // TCP + TLS + first reply, per address
     int backoffInitialMs = 250;   // first pause after every address failed once
     int backoffMaxMs = 10000;
-    int publishWindow = 64;        // publishes written and not yet answered
-    int prefetch = 64;             // unacknowledged deliveries the broker may push to us
-    int dedupeCapacity = 10000;    // received message ids remembered to drop redeliveries
-    int retryDelayMs = 1000;       // pause before retrying a message the broker could not take
+    int publishWindow = 64;     // publishes written and not yet answered
+    int prefetch = 64;          // unacknowledged deliveries the broker may push to us
+    int dedupeCapacity = 10000; // received message ids remembered to drop redeliveries
+    int retryDelayMs = 1000;    // pause before retrying a message the broker could not take
 };
 
 } // namespace cmq::client

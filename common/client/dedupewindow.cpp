@@ -4,7 +4,9 @@
 
 namespace cmq::client {
 
-DedupeWindow::DedupeWindow(int capacity) : m_capacity(std::max(1, capacity)) {}
+DedupeWindow::DedupeWindow(int capacity) : m_capacity(std::max(1, capacity))
+{
+}
 
 void DedupeWindow::add(const QString &messageId)
 {

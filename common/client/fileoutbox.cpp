@@ -68,8 +68,8 @@ Result<std::unique_ptr<FileOutbox>> FileOutbox::open(const QString &directory)
 
     const int fd = ::open(QFile::encodeName(path).constData(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
-        return R::failure(QStringLiteral("cannot open the outbox directory %1: %2")
-                              .arg(path, systemError()));
+        return R::failure(
+            QStringLiteral("cannot open the outbox directory %1: %2").arg(path, systemError()));
 
     const QDir dir(path);
     for (const QString &name : dir.entryList({u'*' + TempSuffix}, QDir::Files))

@@ -9,8 +9,7 @@ namespace cmq::client {
 // A fresh UUID without braces ("0b6e...-...").
 QString newCorrelationId();
 
-QString makeMessageId(const QString &sender, const QString &correlationId,
-                      const QString &receiver);
+QString makeMessageId(const QString &sender, const QString &correlationId, const QString &receiver);
 
 struct MessageIdParts
 {

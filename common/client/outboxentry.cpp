@@ -56,20 +56,21 @@ Result<OutboxEntry> OutboxEntry::fromJson(const QByteArray &json)
     if (object.contains(EnvelopeKey)) {
         entry.envelope = object.value(EnvelopeKey).toString().toUtf8();
     } else {
-        auto decoded = QByteArray::fromBase64Encoding(object.value(PayloadKey).toString().toLatin1(),
-                                                      QByteArray::AbortOnBase64DecodingErrors);
+        auto decoded =
+            QByteArray::fromBase64Encoding(object.value(PayloadKey).toString().toLatin1(),
+                                           QByteArray::AbortOnBase64DecodingErrors);
         if (!decoded || !object.value(PayloadKey).isString())
-            return R::failure(QStringLiteral("outbox entry %1 has no valid payload")
-                                  .arg(entry.messageId));
+            return R::failure(
+                QStringLiteral("outbox entry %1 has no valid payload").arg(entry.messageId));
         entry.payload = std::move(decoded.decoded);
     }
-    if (entry.messageId.isEmpty() || entry.exchange.isEmpty() || entry.routingKey.isEmpty()
-        || !sequenceOk)
+    if (entry.messageId.isEmpty() || entry.exchange.isEmpty() || entry.routingKey.isEmpty() ||
+        !sequenceOk)
         return R::failure(QStringLiteral("outbox entry is missing its id, exchange, routing key "
                                          "or sequence"));
     if (!entry.isSealed() && entry.receiver.isEmpty())
-        return R::failure(QStringLiteral("outbox entry %1 is neither sealed nor addressed")
-                              .arg(entry.messageId));
+        return R::failure(
+            QStringLiteral("outbox entry %1 is neither sealed nor addressed").arg(entry.messageId));
     return entry;
 }
 

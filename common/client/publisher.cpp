@@ -7,7 +7,8 @@
 namespace cmq::client {
 
 Publisher::Publisher(OutboxStore &store, int window, int retryDelayMs, QObject *parent)
-    : QObject(parent), m_store(store), m_window(qMax(1, window)), m_retryDelayMs(qMax(1, retryDelayMs))
+    : QObject(parent), m_store(store), m_window(qMax(1, window)),
+      m_retryDelayMs(qMax(1, retryDelayMs))
 {
     m_retryTimer.setSingleShot(true);
     connect(&m_retryTimer, &QTimer::timeout, this, &Publisher::retryDelayed);
@@ -150,52 +151,52 @@ void Publisher::lookUpKey(const QString &receiver)
     if (m_keyLookups.contains(receiver) || !m_connection)
         return;
     m_keyLookups.insert(receiver);
-    m_connection->request("get_public_key " + receiver.toUtf8(),
-                          [this, receiver](const Result<QByteArray> &reply) {
-        m_keyLookups.remove(receiver);
-        if (!reply)
-            return; // detach() put the waiting messages back
-        const QByteArray prefix = "Public key: ";
-        QString problem;
-        MessageState state = MessageState::WaitingForReceiver;
-        if (reply->startsWith(prefix)) {
-            const auto key = crypto::publicKeyFromBase64(reply->mid(prefix.size()));
-            if (key)
-                m_keys.insert(receiver, key.value());
-            else
-                problem = QStringLiteral("the broker's key for %1 is unusable: %2")
-                              .arg(receiver, key.error());
-        } else if (reply.value() == "Public key not found") {
-            problem = QStringLiteral("%1 has not registered a public key yet").arg(receiver);
-        } else {
-            problem = QString::fromUtf8(reply.value());
-            state = MessageState::Queued;
-        }
-        const bool refused = reply->startsWith("Error: Permission denied");
-        QList<QString> ids;
-        for (auto it = m_awaitingKey.begin(); it != m_awaitingKey.end();) {
-            const auto item = m_items.constFind(it.value());
-            if (item == m_items.constEnd() || item->entry.receiver == receiver) {
-                if (item != m_items.constEnd())
-                    ids.append(it.value());
-                it = m_awaitingKey.erase(it);
+    m_connection->request(
+        "get_public_key " + receiver.toUtf8(), [this, receiver](const Result<QByteArray> &reply) {
+            m_keyLookups.remove(receiver);
+            if (!reply)
+                return; // detach() put the waiting messages back
+            const QByteArray prefix = "Public key: ";
+            QString problem;
+            MessageState state = MessageState::WaitingForReceiver;
+            if (reply->startsWith(prefix)) {
+                const auto key = crypto::publicKeyFromBase64(reply->mid(prefix.size()));
+                if (key)
+                    m_keys.insert(receiver, key.value());
+                else
+                    problem = QStringLiteral("the broker's key for %1 is unusable: %2")
+                                  .arg(receiver, key.error());
+            } else if (reply.value() == "Public key not found") {
+                problem = QStringLiteral("%1 has not registered a public key yet").arg(receiver);
             } else {
-                ++it;
+                problem = QString::fromUtf8(reply.value());
+                state = MessageState::Queued;
             }
-        }
-        for (const QString &id : std::as_const(ids)) {
-            const auto item = m_items.find(id);
-            if (item == m_items.end())
-                continue;
-            if (problem.isEmpty())
-                m_ready.insert(item->entry.sequence, id);
-            else if (refused)
-                finishItem(id, MessageState::Failed, problem);
-            else
-                delay(*item, state, problem);
-        }
-        pump();
-    });
+            const bool refused = reply->startsWith("Error: Permission denied");
+            QList<QString> ids;
+            for (auto it = m_awaitingKey.begin(); it != m_awaitingKey.end();) {
+                const auto item = m_items.constFind(it.value());
+                if (item == m_items.constEnd() || item->entry.receiver == receiver) {
+                    if (item != m_items.constEnd())
+                        ids.append(it.value());
+                    it = m_awaitingKey.erase(it);
+                } else {
+                    ++it;
+                }
+            }
+            for (const QString &id : std::as_const(ids)) {
+                const auto item = m_items.find(id);
+                if (item == m_items.end())
+                    continue;
+                if (problem.isEmpty())
+                    m_ready.insert(item->entry.sequence, id);
+                else if (refused)
+                    finishItem(id, MessageState::Failed, problem);
+                else
+                    delay(*item, state, problem);
+            }
+            pump();
+        });
 }
 
 void Publisher::publish(Item &item)
@@ -207,8 +208,8 @@ void Publisher::publish(Item &item)
     const OutboxEntry &entry = item.entry;
     const QString id = entry.messageId;
     const quint64 generation = m_generation;
-    m_connection->request("publish " + entry.exchange.toUtf8() + ' ' + entry.routingKey.toUtf8()
-                              + ' ' + entry.envelope,
+    m_connection->request("publish " + entry.exchange.toUtf8() + ' ' + entry.routingKey.toUtf8() +
+                              ' ' + entry.envelope,
                           [this, id, generation](const Result<QByteArray> &reply) {
                               onPublishReply(id, generation, reply);
                           });
@@ -246,8 +247,9 @@ void Publisher::onPublishReply(const QString &messageId, quint64 generation,
         // attempt's answer decides.
     } else if (line.startsWith("Error: No queues bound")) {
         delay(item, MessageState::WaitingForReceiver, QString::fromUtf8(line));
-    } else if (line.startsWith("Invalid message format") || line.startsWith("Error: Permission denied")
-               || line == "Missing parameters" || line == "Unknown command") {
+    } else if (line.startsWith("Invalid message format") ||
+               line.startsWith("Error: Permission denied") || line == "Missing parameters" ||
+               line == "Unknown command") {
         finishItem(messageId, MessageState::Failed, QString::fromUtf8(line));
     } else {
         // Storage trouble, a full queue, anything transient: try again later.

@@ -2,7 +2,9 @@
 
 namespace cmq::client {
 
-RequestTracker::RequestTracker(QObject *parent) : QObject(parent) {}
+RequestTracker::RequestTracker(QObject *parent) : QObject(parent)
+{
+}
 
 RequestTracker::~RequestTracker() = default;
 
@@ -16,13 +18,15 @@ void RequestTracker::add(const QString &correlationId, const QString &messageId,
     pending->timer->setSingleShot(true);
     // A coarse timer may fire 5 % early; a timeout is a promise to wait at least that long.
     pending->timer->setTimerType(Qt::PreciseTimer);
-    connect(pending->timer.get(), &QTimer::timeout, this,
-            [this, correlationId, messageId, receiver, timeoutMs] {
-                complete(correlationId,
-                         Result<QByteArray>::failure(
-                             QStringLiteral("no reply from %1 within %2 ms").arg(receiver).arg(timeoutMs)));
-                Q_EMIT timedOut(messageId);
-            });
+    connect(
+        pending->timer.get(), &QTimer::timeout, this,
+        [this, correlationId, messageId, receiver, timeoutMs] {
+            complete(
+                correlationId,
+                Result<QByteArray>::failure(
+                    QStringLiteral("no reply from %1 within %2 ms").arg(receiver).arg(timeoutMs)));
+            Q_EMIT timedOut(messageId);
+        });
     pending->timer->start(qMax(0, timeoutMs));
     m_pending.insert(correlationId, std::move(pending));
 }

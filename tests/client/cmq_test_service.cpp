@@ -5,9 +5,9 @@
 //       A link of a chain: every message received is enriched (the link appends its name and a
 //       step of its own to the payload's trail) and sent on to M. The origin starts K messages
 //       and, when they come back round, prints each returned payload as one line and exits 0.
-//   stream --to M --outbox DIR --count K [--from I] [--delay-ms D]
+//   stream --to M --outbox DIR --count K [--from I] [--delay-ms D] [--burst B]
 //       Sends messages I..K-1 with the ids "stream-<i>" (payload "message <i>") through an on-disk
-//       outbox, printing "accepted <i>" once each is in the outbox, D ms apart, then waits until
+//       outbox, printing "accepted <i>" once each is in the outbox, B every D ms, then waits until
 //       the outbox is empty and prints "done". Killing it and starting it again with --from set
 //       past the last "accepted" line must deliver every message exactly once.
 //
@@ -73,9 +73,10 @@ int main(int argc, char *argv[])
     const QCommandLineOption outbox(QStringLiteral("outbox"), {}, QStringLiteral("dir"));
     const QCommandLineOption from(QStringLiteral("from"), {}, QStringLiteral("i"), "0");
     const QCommandLineOption delay(QStringLiteral("delay-ms"), {}, QStringLiteral("ms"), "0");
+    const QCommandLineOption burst(QStringLiteral("burst"), {}, QStringLiteral("n"), "1");
     const QCommandLineOption timeout(QStringLiteral("timeout"), {}, QStringLiteral("s"), "60");
-    parser.addOptions({broker, cert, key, ca, identity, name, next, origin, count, to, outbox,
-                       from, delay, timeout});
+    parser.addOptions({broker, cert, key, ca, identity, name, next, origin, count, to, outbox, from,
+                       delay, burst, timeout});
     parser.process(app);
     const QString mode = parser.positionalArguments().value(0);
 
@@ -117,8 +118,8 @@ int main(int argc, char *argv[])
                              if (state == MessageState::Failed)
                                  die(id + QStringLiteral(" failed: ") + detail);
                          });
-        const Client::Handler handler = [&](const IncomingMessage &message)
-            -> std::optional<QByteArray> {
+        const Client::Handler handler =
+            [&](const IncomingMessage &message) -> std::optional<QByteArray> {
             QJsonObject payload = QJsonDocument::fromJson(message.payload).object();
             QJsonArray trail = payload.value(QStringLiteral("trail")).toArray();
             if (isOrigin) {
@@ -138,12 +139,11 @@ int main(int argc, char *argv[])
             // The chain id keeps the hop's message id stable, so a redelivered message is
             // forwarded under the same id and the next link sees it once.
             SendOptions forward;
-            forward.messageId = QStringLiteral("%1-%2-%3")
-                                    .arg(me, payload.value(QStringLiteral("chain")).toString(),
-                                         nextHop);
-            if (const auto sent = client.send(nextHop,
-                                              QJsonDocument(payload).toJson(QJsonDocument::Compact),
-                                              forward);
+            forward.messageId =
+                QStringLiteral("%1-%2-%3")
+                    .arg(me, payload.value(QStringLiteral("chain")).toString(), nextHop);
+            if (const auto sent = client.send(
+                    nextHop, QJsonDocument(payload).toJson(QJsonDocument::Compact), forward);
                 !sent)
                 die(sent.error());
             return std::nullopt;
@@ -156,12 +156,11 @@ int main(int argc, char *argv[])
                 return;
             for (int i = 0; i < total; ++i) {
                 const QString chain = QStringLiteral("c%1").arg(i);
-                const QJsonObject payload{{QStringLiteral("chain"), chain},
-                                          {QStringLiteral("text"),
-                                           QStringLiteral("order %1 from %2").arg(i).arg(me)},
-                                          {QStringLiteral("trail"),
-                                           QJsonArray{QJsonObject{{QStringLiteral("by"), me},
-                                                                  {QStringLiteral("hop"), 0}}}}};
+                const QJsonObject payload{
+                    {QStringLiteral("chain"), chain},
+                    {QStringLiteral("text"), QStringLiteral("order %1 from %2").arg(i).arg(me)},
+                    {QStringLiteral("trail"), QJsonArray{QJsonObject{{QStringLiteral("by"), me},
+                                                                     {QStringLiteral("hop"), 0}}}}};
                 SendOptions start;
                 start.messageId = QStringLiteral("%1-%2-%3").arg(me, chain, nextHop);
                 if (const auto sent = client.send(
@@ -189,23 +188,27 @@ int main(int argc, char *argv[])
             }
         };
         QObject::connect(&client, &Client::outboxDrained, &app, finishIfDone);
+        const int perTick = qMax(1, parser.value(burst).toInt());
         QObject::connect(&pacer, &QTimer::timeout, &app, [&] {
-            if (nextIndex >= total) {
-                pacer.stop();
-                allAccepted = true;
-                finishIfDone();
-                return;
+            for (int i = 0; i < perTick; ++i) {
+                if (nextIndex >= total) {
+                    pacer.stop();
+                    allAccepted = true;
+                    finishIfDone();
+                    return;
+                }
+                SendOptions send;
+                send.messageId = QStringLiteral("stream-%1").arg(nextIndex);
+                const auto sent =
+                    client.send(receiver, "message " + QByteArray::number(nextIndex), send);
+                if (!sent) {
+                    die(sent.error());
+                    QCoreApplication::exit(1);
+                    return;
+                }
+                say("accepted " + QByteArray::number(nextIndex));
+                ++nextIndex;
             }
-            SendOptions send;
-            send.messageId = QStringLiteral("stream-%1").arg(nextIndex);
-            const auto sent = client.send(receiver, "message " + QByteArray::number(nextIndex), send);
-            if (!sent) {
-                die(sent.error());
-                QCoreApplication::exit(1);
-                return;
-            }
-            say("accepted " + QByteArray::number(nextIndex));
-            ++nextIndex;
         });
         QObject::connect(&client, &Client::connected, &app, [&] {
             if (!pacer.isActive() && !allAccepted) {

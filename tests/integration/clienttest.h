@@ -81,9 +81,9 @@ struct Inbox
 inline QStringList cmqConnection(const QString &identity, const QList<quint16> &ports)
 {
     return {QStringLiteral("--broker"), brokerList(ports),
-            QStringLiteral("--cert"), certFile(identity + QStringLiteral(".crt")),
-            QStringLiteral("--key"), certFile(identity + QStringLiteral(".key")),
-            QStringLiteral("--ca"), certFile(QStringLiteral("ca.crt"))};
+            QStringLiteral("--cert"),   certFile(identity + QStringLiteral(".crt")),
+            QStringLiteral("--key"),    certFile(identity + QStringLiteral(".key")),
+            QStringLiteral("--ca"),     certFile(QStringLiteral("ca.crt"))};
 }
 
 // A process whose output lines are collected as they come.

@@ -823,7 +823,7 @@ void tst_Admin::cmqAdmin_data()
     QTest::newRow("queues") << "ops-admin" << QStringList{"queues"} << 0
                             << QByteArray("\"name\": \"receiver_1_views\"") << QByteArray();
     QTest::newRow("raw json") << "ops-admin" << QStringList{"--raw", "json"} << 0
-                              << QByteArray("{\"broker\":{") << QByteArray();
+                              << QByteArray("\"broker\":{") << QByteArray();
     QTest::newRow("metrics") << "ops-admin" << QStringList{"metrics"} << 0
                              << QByteArray("\n# EOF\n") << QByteArray();
     QTest::newRow("connections") << "ops-admin" << QStringList{"connections"} << 0

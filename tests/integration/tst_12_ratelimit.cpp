@@ -48,6 +48,8 @@ private:
     QJsonObject admin(const QByteArray &request);
     int ready(const QString &queue);
     QJsonObject bucket(const QString &scope, const QString &key);
+    // Closes every data connection of the test and waits until the broker has seen it.
+    void closeAll();
 
     BrokerProcess m_broker;
     quint16 m_adminPort = 0;
@@ -114,6 +116,13 @@ int tst_RateLimit::ready(const QString &queue)
             return v.toObject().value("ready").toInt();
     }
     return -1;
+}
+
+void tst_RateLimit::closeAll()
+{
+    qDeleteAll(m_clients);
+    m_clients.clear();
+    QTRY_COMPARE(bucket("ip", "127.0.0.1").value("connections").toInt(), 0);
 }
 
 QJsonObject tst_RateLimit::bucket(const QString &scope, const QString &key)
@@ -238,7 +247,12 @@ void tst_RateLimit::perCnConnectionCap()
 
 void tst_RateLimit::failedHandshakesAreNotCounted()
 {
-    const int before = bucket("ip", "127.0.0.1").value("connections").toInt();
+    // A known baseline: exactly two connections open.
+    closeAll();
+    connect("svc-c");
+    connect("svc-c");
+    QTRY_COMPARE(bucket("ip", "127.0.0.1").value("connections").toInt(), 2);
+    const int before = 2;
     const int opened = admin("json").value("counters").toObject().value("connections_opened").toInt();
     // Handshakes that fail, connections that never speak TLS, and identities refused right
     // after the handshake: none of them is ever counted (or discounted).
@@ -265,9 +279,7 @@ void tst_RateLimit::failedHandshakesAreNotCounted()
 void tst_RateLimit::perIpConnectionCap()
 {
     // Start from nothing open, so the count is known exactly.
-    qDeleteAll(m_clients);
-    m_clients.clear();
-    QTRY_COMPARE(bucket("ip", "127.0.0.1").value("connections").toInt(), 0);
+    closeAll();
     QList<TestClient *> open;
     for (const char *identity : {"svc-c", "receiver_2", "worker-svc-1", "both-svc"}) {
         for (int i = 0; i < 3; ++i) {
@@ -308,6 +320,7 @@ void tst_RateLimit::perIpPublishBucket()
     m_broker.writeConfig();
     QCOMPARE(admin("reload").value("rate_limit").toObject().value("ip_publish_burst").toDouble(),
              3.0);
+    closeAll();
     TestClient *a = connect("svc-a");
     TestClient *c = connect("svc-c");
     QCOMPARE(a->request("publish CipherMQ_exchange receiver_1_rl " + envelope("ip-0")), "ACK ip-0");

@@ -194,8 +194,11 @@ void tst_Logging::rotatesAtMaxSize()
     for (int i = 0; i < 12000; ++i)
         burst += "help\n";
     admin.sendRaw(burst);
-    for (int i = 0; i < 12000; ++i)
-        QVERIFY(admin.readLine().startsWith("{\"commands\":"));
+    for (int i = 0; i < 12000; ++i) {
+        const QByteArray line = admin.readLine();
+        QVERIFY2(line.startsWith("{\"commands\":"),
+                 qPrintable(QStringLiteral("reply %1: %2").arg(i).arg(QString::fromUtf8(line))));
+    }
     const QString day = QDateTime::currentDateTimeUtc().toString(QStringLiteral("yyyy-MM-dd"));
     for (const char *name : {"/var/info/broker-info.log", "/var/debug/broker-debug.log"}) {
         const QString live = path(name);

@@ -34,8 +34,8 @@ private Q_SLOTS:
 private:
     // svc-a sends `count` messages to svc-b through `senderPorts`; svc-b listens on
     // `receiverPorts`. Checks that each reached svc-b's application once, with its text.
-    void exchange(const QList<quint16> &senderPorts, const QList<quint16> &receiverPorts,
-                  int count, const QString &tag, int connectTimeoutMs = 5000);
+    void exchange(const QList<quint16> &senderPorts, const QList<quint16> &receiverPorts, int count,
+                  const QString &tag, int connectTimeoutMs = 5000);
 
     QTemporaryDir m_dir;
     BrokerProcess m_broker;
@@ -50,8 +50,8 @@ void tst_ClientLibrary::initTestCase()
 }
 
 void tst_ClientLibrary::exchange(const QList<quint16> &senderPorts,
-                                 const QList<quint16> &receiverPorts, int count,
-                                 const QString &tag, int connectTimeoutMs)
+                                 const QList<quint16> &receiverPorts, int count, const QString &tag,
+                                 int connectTimeoutMs)
 {
     ClientOptions receiverOptions = clientOptions("svc-b", receiverPorts, m_keys.value("svc-b"));
     receiverOptions.connectTimeoutMs = connectTimeoutMs;
@@ -126,8 +126,8 @@ void tst_ClientLibrary::shutdownNoticeFailsOver()
     BrokerProcess second;
     QVERIFY2(first.start(), first.output().constData());
     QVERIFY2(second.start(), second.output().constData());
-    ClientOptions options = clientOptions("svc-c", {first.port(), second.port()},
-                                          m_keys.value("svc-c"));
+    ClientOptions options =
+        clientOptions("svc-c", {first.port(), second.port()}, m_keys.value("svc-c"));
     options.heartbeatSec = 10; // dead-server detection would take 22 s
     Client client(options);
     Inbox inbox;
@@ -156,11 +156,12 @@ void tst_ClientLibrary::shutdownNoticeFailsOver()
 void tst_ClientLibrary::requestReply()
 {
     Client replier(clientOptions("svc-b", {m_broker.port()}, m_keys.value("svc-b")));
-    QVERIFY(replier.listen([](const IncomingMessage &m) -> std::optional<QByteArray> {
-                       if (m.kind != MessageKind::Request)
-                           return std::nullopt;
-                       return "answer to " + m.from.toUtf8() + ": " + m.payload.toUpper();
-                   })
+    QVERIFY(replier
+                .listen([](const IncomingMessage &m) -> std::optional<QByteArray> {
+                    if (m.kind != MessageKind::Request)
+                        return std::nullopt;
+                    return "answer to " + m.from.toUtf8() + ": " + m.payload.toUpper();
+                })
                 .ok());
     QSignalSpy subscribed(&replier, &Client::subscribed);
     QVERIFY(replier.start().ok());
@@ -177,10 +178,11 @@ void tst_ClientLibrary::requestReply()
     Client &async = requester.client();
     QHash<int, QByteArray> replies;
     for (int i = 0; i < 10; ++i) {
-        const auto id = async.request("svc-b", "q" + QByteArray::number(i), Patience,
-                                      [&replies, i](const cmq::Result<QByteArray> &r) {
-                                          replies.insert(i, r.ok() ? r.value() : "ERROR " + r.error().toUtf8());
-                                      });
+        const auto id =
+            async.request("svc-b", "q" + QByteArray::number(i), Patience,
+                          [&replies, i](const cmq::Result<QByteArray> &r) {
+                              replies.insert(i, r.ok() ? r.value() : "ERROR " + r.error().toUtf8());
+                          });
         QVERIFY(id.ok());
     }
     QTRY_COMPARE_WITH_TIMEOUT(replies.size(), 10, Patience);
@@ -210,7 +212,8 @@ void tst_ClientLibrary::requestTimesOut()
     const auto reply = requester.request("svc-c", "are you there?", 1500);
     const qint64 took = timer.elapsed();
     QVERIFY(!reply.ok());
-    QVERIFY2(reply.error().contains("no reply from svc-c within 1500 ms"), qPrintable(reply.error()));
+    QVERIFY2(reply.error().contains("no reply from svc-c within 1500 ms"),
+             qPrintable(reply.error()));
     QVERIFY2(took >= 1450 && took < 6000, qPrintable(QString::number(took)));
     QTRY_COMPARE_WITH_TIMEOUT(seen, 1, Patience); // it did arrive; it was just not answered
 }

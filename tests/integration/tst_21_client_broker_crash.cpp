@@ -65,7 +65,7 @@ void tst_ClientBrokerCrash::brokerKilledMidStream()
     QVERIFY2(broker.start(), broker.output().constData());
     QTRY_COMPARE_WITH_TIMEOUT(inbox.distinct(), Total, Patience);
     QTRY_COMPARE_WITH_TIMEOUT(sender.pendingCount(), 0, Patience);
-    QVERIFY(senderConnected.size() >= 2); // it did reconnect
+    QVERIFY(senderConnected.size() >= 2);                       // it did reconnect
     QTRY_VERIFY_WITH_TIMEOUT(subscribed.size() >= 2, Patience); // re-subscribed
     QVERIFY2(inbox.repeated().isEmpty(), qPrintable(inbox.repeated().join(", ")));
     QCOMPARE(inbox.payloadById, sent);

@@ -37,10 +37,14 @@ void tst_ClientChain::chainOfThreeProcesses()
 
     QTemporaryDir dir;
     const auto service = [&](const QString &name, const QString &next) {
-        return QStringList{QStringLiteral("chain"), QStringLiteral("--name"), name,
-                           QStringLiteral("--next"), next, QStringLiteral("--identity"),
-                           makeKeyPair(dir, name)}
-               + cmqConnection(name, {broker.port()});
+        return QStringList{QStringLiteral("chain"),
+                           QStringLiteral("--name"),
+                           name,
+                           QStringLiteral("--next"),
+                           next,
+                           QStringLiteral("--identity"),
+                           makeKeyPair(dir, name)} +
+               cmqConnection(name, {broker.port()});
     };
     LineProcess b;
     LineProcess c;
@@ -49,7 +53,8 @@ void tst_ClientChain::chainOfThreeProcesses()
     c.start(QStringLiteral(CMQ_SERVICE_BIN), service("svc-c", "svc-a"));
     // The originator may start before the others are up: its messages wait for their receiver.
     a.start(QStringLiteral(CMQ_SERVICE_BIN),
-            service("svc-a", "svc-b") + QStringList{"--origin", "--count", QString::number(Chains)});
+            service("svc-a", "svc-b") +
+                QStringList{"--origin", "--count", QString::number(Chains)});
 
     QVERIFY2(a.finished(Patience), a.errors().constData());
     QVERIFY2(a.process.exitCode() == 0, a.errors().constData());

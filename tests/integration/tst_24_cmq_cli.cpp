@@ -109,16 +109,16 @@ void tst_CmqCli::startCmq(LineProcess &process, const QStringList &args)
 
 QStringList tst_CmqCli::as(const QString &name) const
 {
-    return cmqConnection(name, {m_broker.port()})
-           + QStringList{"--identity", identity(name), "--connect-timeout", "20"};
+    return cmqConnection(name, {m_broker.port()}) +
+           QStringList{"--identity", identity(name), "--connect-timeout", "20"};
 }
 
 void tst_CmqCli::helpEverywhere()
 {
     const Run top = cmq({"--help"});
     QCOMPARE(top.exitCode, 0);
-    const QStringList commands{"keygen", "send", "listen", "request", "reply-echo", "publish",
-                               "declare"};
+    const QStringList commands{"keygen",     "send",    "listen", "request",
+                               "reply-echo", "publish", "declare"};
     for (const QString &command : commands) {
         QVERIFY2(top.out.contains("  " + command.toUtf8() + " "), qPrintable(command));
         const Run help = cmq({command, "--help"});
@@ -134,18 +134,31 @@ void tst_CmqCli::usageErrors_data()
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<QByteArray>("expected"); // part of the one stderr line
     QTest::addColumn<bool>("connected");      // give the connection flags
-    QTest::newRow("send without --to") << QStringList{"send", "hi"} << QByteArray("--to NAME is required") << true;
-    QTest::newRow("send without text") << QStringList{"send", "--to", "svc-b"} << QByteArray("nothing to send") << true;
-    QTest::newRow("send two texts") << QStringList{"send", "--to", "svc-b", "a", "b"} << QByteArray("one argument") << true;
-    QTest::newRow("unknown option") << QStringList{"send", "--bogus"} << QByteArray("bogus") << true;
-    QTest::newRow("bad timeout") << QStringList{"send", "--to", "svc-b", "--timeout", "soon", "x"} << QByteArray("--timeout") << true;
-    QTest::newRow("no broker") << QStringList{"send", "--to", "svc-b", "hi"} << QByteArray("no broker given") << false;
-    QTest::newRow("bad broker list") << QStringList{"send", "--to", "svc-b", "--broker", "a:0", "hi"} << QByteArray("port") << false;
-    QTest::newRow("listen bad count") << QStringList{"listen", "--count", "x"} << QByteArray("--count") << true;
-    QTest::newRow("request without text") << QStringList{"request", "--to", "svc-b"} << QByteArray("request text") << true;
-    QTest::newRow("publish without exchange") << QStringList{"publish", "-"} << QByteArray("--exchange") << true;
-    QTest::newRow("declare what") << QStringList{"declare", "queue"} << QByteArray("expected") << true;
-    QTest::newRow("keygen extra") << QStringList{"keygen", "now"} << QByteArray("unexpected argument") << false;
+    QTest::newRow("send without --to")
+        << QStringList{"send", "hi"} << QByteArray("--to NAME is required") << true;
+    QTest::newRow("send without text")
+        << QStringList{"send", "--to", "svc-b"} << QByteArray("nothing to send") << true;
+    QTest::newRow("send two texts")
+        << QStringList{"send", "--to", "svc-b", "a", "b"} << QByteArray("one argument") << true;
+    QTest::newRow("unknown option")
+        << QStringList{"send", "--bogus"} << QByteArray("bogus") << true;
+    QTest::newRow("bad timeout") << QStringList{"send", "--to", "svc-b", "--timeout", "soon", "x"}
+                                 << QByteArray("--timeout") << true;
+    QTest::newRow("no broker") << QStringList{"send", "--to", "svc-b", "hi"}
+                               << QByteArray("no broker given") << false;
+    QTest::newRow("bad broker list")
+        << QStringList{"send", "--to", "svc-b", "--broker", "a:0", "hi"} << QByteArray("port")
+        << false;
+    QTest::newRow("listen bad count")
+        << QStringList{"listen", "--count", "x"} << QByteArray("--count") << true;
+    QTest::newRow("request without text")
+        << QStringList{"request", "--to", "svc-b"} << QByteArray("request text") << true;
+    QTest::newRow("publish without exchange")
+        << QStringList{"publish", "-"} << QByteArray("--exchange") << true;
+    QTest::newRow("declare what") << QStringList{"declare", "queue"} << QByteArray("expected")
+                                  << true;
+    QTest::newRow("keygen extra") << QStringList{"keygen", "now"}
+                                  << QByteArray("unexpected argument") << false;
 }
 
 void tst_CmqCli::usageErrors()
@@ -169,7 +182,9 @@ void tst_CmqCli::keygen()
     const auto publicKey = crypto::publicKeyFromBase64(made.out.trimmed());
     QVERIFY2(publicKey.ok(), made.out.constData());
     const QString keyFile = dir + "/x25519.key";
-    struct stat info{};
+    struct stat info
+    {
+    };
     QCOMPARE(::stat(QFile::encodeName(keyFile).constData(), &info), 0);
     QCOMPARE(int(info.st_mode & 0777), 0600);
     QCOMPARE(crypto::loadKeyPair(keyFile).value().publicKey, publicKey.value());
@@ -200,8 +215,8 @@ void tst_CmqCli::unreachableOrRefused()
     const quint16 port = reachable ? m_broker.port() : freePort();
     QElapsedTimer timer;
     timer.start();
-    const Run run = cmq(QStringList{"send", "--to", "svc-b", "hello", "--connect-timeout", "2"}
-                        + cmqConnection(identityName, {port}));
+    const Run run = cmq(QStringList{"send", "--to", "svc-b", "hello", "--connect-timeout", "2"} +
+                        cmqConnection(identityName, {port}));
     QCOMPARE(run.exitCode, 3);
     QCOMPARE(run.errLines().size(), 1);
     QVERIFY2(run.err.startsWith("cmq send: "), run.err.constData());
@@ -212,10 +227,11 @@ void tst_CmqCli::unreachableOrRefused()
 void tst_CmqCli::sendAndListen()
 {
     LineProcess listener;
-    startCmq(listener, QStringList{"listen", "--json", "--count", "3", "--timeout", "60"}
-                           + as("svc-b"));
+    startCmq(listener,
+             QStringList{"listen", "--json", "--count", "3", "--timeout", "60"} + as("svc-b"));
     // The sender may be first: its message waits until svc-b has a key and a queue.
-    const Run single = cmq(QStringList{"send", "--to", "svc-b", "hello from a script"} + as("svc-a"));
+    const Run single =
+        cmq(QStringList{"send", "--to", "svc-b", "hello from a script"} + as("svc-a"));
     QVERIFY2(single.exitCode == 0, single.err.constData());
     const QByteArray firstId = single.out.trimmed();
     QVERIFY(firstId.startsWith("svc-a-") && firstId.endsWith("-svc-b"));
@@ -236,18 +252,19 @@ void tst_CmqCli::sendAndListen()
         payloads.insert(object.value("payload").toString());
     }
     QCOMPARE(payloads, (QSet<QString>{"hello from a script", "line one", "line two"}));
-    QCOMPARE(QJsonDocument::fromJson(listener.lines.first()).object().value("id").toString().toUtf8(),
-             firstId);
+    QCOMPARE(
+        QJsonDocument::fromJson(listener.lines.first()).object().value("id").toString().toUtf8(),
+        firstId);
 }
 
 void tst_CmqCli::requestAndReplyEcho()
 {
     LineProcess responder;
-    startCmq(responder, QStringList{"reply-echo", "--count", "1", "--prefix", "echo: ",
-                                    "--timeout", "60"}
-                            + as("svc-c"));
-    const Run reply = cmq(QStringList{"request", "--to", "svc-c", "ping", "--timeout", "60"}
-                          + as("svc-a"));
+    startCmq(responder,
+             QStringList{"reply-echo", "--count", "1", "--prefix", "echo: ", "--timeout", "60"} +
+                 as("svc-c"));
+    const Run reply =
+        cmq(QStringList{"request", "--to", "svc-c", "ping", "--timeout", "60"} + as("svc-a"));
     QVERIFY2(reply.exitCode == 0, reply.err.constData());
     QCOMPARE(reply.out, "echo: ping\n");
     QVERIFY2(responder.finished(Patience), responder.errors().constData());
@@ -265,11 +282,11 @@ void tst_CmqCli::publishRawEnvelope()
     const QString id = "svc-a-raw-1-svc-c";
     QFile file(m_dir.filePath("envelope.json"));
     QVERIFY(file.open(QIODevice::WriteOnly));
-    file.write(crypto::buildEnvelopeJson(id, "svc-c", sealed.value(), QDateTime::currentDateTimeUtc(),
-                                         {{"x-note", "kept"}}));
+    file.write(crypto::buildEnvelopeJson(id, "svc-c", sealed.value(),
+                                         QDateTime::currentDateTimeUtc(), {{"x-note", "kept"}}));
     file.close();
-    const QStringList publish{"publish", "--exchange", "CipherMQ_exchange", "--routing-key",
-                              "svc-c_key", file.fileName()};
+    const QStringList publish{"publish",       "--exchange", "CipherMQ_exchange",
+                              "--routing-key", "svc-c_key",  file.fileName()};
     const Run published = cmq(publish + as("svc-a"));
     QVERIFY2(published.exitCode == 0, published.err.constData());
     QCOMPARE(published.out, id.toUtf8() + '\n');
@@ -277,7 +294,8 @@ void tst_CmqCli::publishRawEnvelope()
     const Run again = cmq(publish + as("svc-a"));
     QVERIFY2(again.exitCode == 0, again.err.constData());
 
-    const Run received = cmq(QStringList{"listen", "--count", "1", "--timeout", "60"} + as("svc-c"));
+    const Run received =
+        cmq(QStringList{"listen", "--count", "1", "--timeout", "60"} + as("svc-c"));
     QVERIFY2(received.exitCode == 0, received.err.constData());
     QCOMPARE(received.out, "raw envelope text\n");
     const Run nothingMore = cmq(QStringList{"listen", "--timeout", "1"} + as("svc-c"));
@@ -285,8 +303,8 @@ void tst_CmqCli::publishRawEnvelope()
     QCOMPARE(nothingMore.out, "");
 
     const Run broken = cmq(QStringList{"publish", "--exchange", "CipherMQ_exchange",
-                                       "--routing-key", "svc-c_key", "-"}
-                               + as("svc-a"),
+                                       "--routing-key", "svc-c_key", "-"} +
+                               as("svc-a"),
                            "{not json");
     QCOMPARE(broken.exitCode, 1);
     QCOMPARE(broken.errLines().size(), 1);
@@ -338,8 +356,8 @@ void tst_CmqCli::outboxKeepsWhatCannotBeDelivered()
     // on-disk outbox, and a later run delivers it.
     const QString outbox = m_dir.filePath("outbox");
     const Run waiting = cmq(QStringList{"send", "--to", "receiver_2", "for later", "--timeout", "2",
-                                        "--outbox", outbox}
-                            + as("svc-a"));
+                                        "--outbox", outbox} +
+                            as("svc-a"));
     QCOMPARE(waiting.exitCode, 1);
     QCOMPARE(waiting.errLines().size(), 1);
     QVERIFY2(waiting.err.contains("kept in " + outbox.toUtf8()), waiting.err.constData());
@@ -347,7 +365,8 @@ void tst_CmqCli::outboxKeepsWhatCannotBeDelivered()
 
     LineProcess listener;
     startCmq(listener, QStringList{"listen", "--count", "1", "--timeout", "60"} + as("receiver_2"));
-    const Run flushed = cmq(QStringList{"send", "--outbox", outbox, "--timeout", "60"} + as("svc-a"));
+    const Run flushed =
+        cmq(QStringList{"send", "--outbox", outbox, "--timeout", "60"} + as("svc-a"));
     QVERIFY2(flushed.exitCode == 0, flushed.err.constData());
     QVERIFY(flushed.out.startsWith("svc-a-") && flushed.out.trimmed().endsWith("-receiver_2"));
     QVERIFY2(listener.finished(Patience), listener.errors().constData());
@@ -358,8 +377,8 @@ void tst_CmqCli::outboxKeepsWhatCannotBeDelivered()
 void tst_CmqCli::requestTimesOut()
 {
     // svc-b has a key and a queue (sendAndListen) but nobody consumes it now.
-    const Run run = cmq(QStringList{"request", "--to", "svc-b", "anyone?", "--timeout", "1"}
-                        + as("svc-a"));
+    const Run run =
+        cmq(QStringList{"request", "--to", "svc-b", "anyone?", "--timeout", "1"} + as("svc-a"));
     QCOMPARE(run.exitCode, 1);
     QCOMPARE(run.errLines().size(), 1);
     QVERIFY2(run.err.contains("no reply from svc-b within 1000 ms"), run.err.constData());

@@ -39,7 +39,8 @@ private:
 
 QList<QByteArray> tst_NoPlaintext::forms(const QByteArray &secret)
 {
-    return {secret, secret.toBase64(), secret.toHex(), secret.toBase64(QByteArray::Base64UrlEncoding)};
+    return {secret, secret.toBase64(), secret.toHex(),
+            secret.toBase64(QByteArray::Base64UrlEncoding)};
 }
 
 void tst_NoPlaintext::neverInLogsOrDatabase_data()
@@ -66,7 +67,8 @@ void tst_NoPlaintext::neverInLogsOrDatabase()
     }
     QVERIFY2(broker.start(), broker.output().constData());
 
-    const QByteArray delivered = "MARKER-DELIVERED-7f3a9c-do-not-leak-" + QByteArray::number(postgres);
+    const QByteArray delivered =
+        "MARKER-DELIVERED-7f3a9c-do-not-leak-" + QByteArray::number(postgres);
     const QByteArray stored = "MARKER-STORED-c41e08-do-not-leak-" + QByteArray::number(postgres);
 
     // svc-b receives the first marker; svc-c sets up its queue and goes away, so the second
@@ -78,9 +80,10 @@ void tst_NoPlaintext::neverInLogsOrDatabase()
     QVERIFY(receiver.start().ok());
     {
         Client absent(clientOptions("svc-c", {broker.port()}, makeKeyPair(dir, "svc-c")));
-        QVERIFY(absent.listen([](const IncomingMessage &) -> std::optional<QByteArray> {
-                          return std::nullopt;
-                      })
+        QVERIFY(absent
+                    .listen([](const IncomingMessage &) -> std::optional<QByteArray> {
+                        return std::nullopt;
+                    })
                     .ok());
         QSignalSpy absentSubscribed(&absent, &Client::subscribed);
         QVERIFY(absent.start().ok());

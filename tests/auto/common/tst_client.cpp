@@ -81,7 +81,8 @@ public:
         QList<QByteArray> found;
         if (received.isEmpty())
             return found;
-        for (const QByteArray &line : received.at(connection < 0 ? received.size() - 1 : connection))
+        for (const QByteArray &line :
+             received.at(connection < 0 ? received.size() - 1 : connection))
             if (line.startsWith(prefix))
                 found.append(line);
         return found;
@@ -96,8 +97,9 @@ public:
 
     Script script;
     QHash<QByteArray, QByteArray> keys; // client id → base64 public key
-    bool silent = false;                 // answer nothing at all after the heartbeat
-    QByteArray refuseWith;               // answer the first line with this, then close
+    bool silent = false;                // answer nothing at all after the heartbeat
+    QByteArray refuseWith;              // answer the first line with this, then close
+    bool withoutHeartbeats = false;     // a broker that does not know the extension
     QList<QSslSocket *> sockets;
     QList<QList<QByteArray>> received;
 
@@ -124,7 +126,8 @@ private:
     QList<QByteArray> answer(const QByteArray &line)
     {
         if (line.startsWith("heartbeat "))
-            return {"Heartbeat " + line.mid(10)};
+            return {withoutHeartbeats ? QByteArray("Unknown command")
+                                      : "Heartbeat " + line.mid(10)};
         if (silent)
             return {};
         if (script) {
@@ -210,6 +213,7 @@ class tst_Client : public QObject
 private Q_SLOTS:
     void initTestCase();
     void connectsAndAsksForHeartbeats();
+    void brokerWithoutHeartbeatsIsUsable();
     void refusedIdentityEndsConnectAtOnce();
     void unreachableFirstAddressFallsThrough();
     void sendSealsForReceiverAndConfirmsOnAck();
@@ -233,8 +237,8 @@ private Q_SLOTS:
 private:
     ClientOptions options(const QList<FakeBroker *> &brokers) const;
     QTemporaryDir m_dir;
-    crypto::KeyPair m_ourKeys;   // svc-a, the client under test
-    crypto::KeyPair m_peerKeys;  // svc-b
+    crypto::KeyPair m_ourKeys;  // svc-a, the client under test
+    crypto::KeyPair m_peerKeys; // svc-b
     QString m_keyPath;
 };
 
@@ -273,6 +277,23 @@ void tst_Client::connectsAndAsksForHeartbeats()
     QCOMPARE(client.state(), ConnectionState::Connected);
     QCOMPARE(broker.received.at(0).value(0), "heartbeat 1"); // the very first line
     QCOMPARE(client.currentBroker(), broker.address().toString());
+}
+
+void tst_Client::brokerWithoutHeartbeatsIsUsable()
+{
+    // The original broker answers "Unknown command" to heartbeat: still a working connection,
+    // and its silence is not taken for death.
+    FakeBroker old;
+    old.withoutHeartbeats = true;
+    old.keys.insert("svc-b", m_peerKeys.publicKey.toBase64());
+    Client client(options({&old}));
+    QSignalSpy drained(&client, &Client::outboxDrained);
+    QSignalSpy disconnected(&client, &Client::disconnected);
+    QVERIFY(client.start().ok());
+    QVERIFY(client.send("svc-b", "to the old broker").ok());
+    QTRY_COMPARE_WITH_TIMEOUT(drained.size(), 1, Patience);
+    QTest::qWait(4500); // longer than the dead-server limit for heartbeat 1 s
+    QCOMPARE(disconnected.size(), 0);
 }
 
 void tst_Client::refusedIdentityEndsConnectAtOnce()
@@ -350,10 +371,12 @@ void tst_Client::replyToPublish_data()
     QTest::newRow("duplicate confirms") << QByteArray("Error: Duplicate message %ID% ignored")
                                         << MessageState::Delivered << MessageState::Delivered << 1;
     QTest::newRow("unroutable waits for the receiver")
-        << QByteArray("Error: No queues bound to exchange 'CipherMQ_exchange' with routing key 'svc-b_key'")
+        << QByteArray("Error: No queues bound to exchange 'CipherMQ_exchange' with routing key "
+                      "'svc-b_key'")
         << MessageState::WaitingForReceiver << MessageState::Delivered << 2;
-    QTest::newRow("storage trouble is retried") << QByteArray("Error: storage unavailable")
-                                                << MessageState::Queued << MessageState::Delivered << 2;
+    QTest::newRow("storage trouble is retried")
+        << QByteArray("Error: storage unavailable") << MessageState::Queued
+        << MessageState::Delivered << 2;
     QTest::newRow("malformed fails for good") << QByteArray("Invalid message format: nope")
                                               << MessageState::Failed << MessageState::Failed << 1;
     QTest::newRow("not permitted fails for good")
@@ -373,7 +396,8 @@ void tst_Client::replyToPublish()
     broker.script = [&](const QByteArray &line) -> std::optional<QList<QByteArray>> {
         if (!line.startsWith("publish ") || seen++ > 0)
             return std::nullopt;
-        return QList<QByteArray>{QByteArray(firstReply).replace("%ID%", FakeBroker::envelopeId(line))};
+        return QList<QByteArray>{
+            QByteArray(firstReply).replace("%ID%", FakeBroker::envelopeId(line))};
     };
     Client client(options({&broker}));
     QSignalSpy states(&client, &Client::messageStateChanged);
@@ -381,9 +405,9 @@ void tst_Client::replyToPublish()
     const auto id = client.send("svc-b", "payload");
     QVERIFY(id.ok());
     const auto finalSeen = [&] {
-        return !states.isEmpty() && states.last().at(1).value<MessageState>() == finalState
-               && (finalState != MessageState::Delivered || client.pendingCount() == 0)
-               && (finalState != MessageState::Failed || client.pendingCount() == 0);
+        return !states.isEmpty() && states.last().at(1).value<MessageState>() == finalState &&
+               (finalState != MessageState::Delivered || client.pendingCount() == 0) &&
+               (finalState != MessageState::Failed || client.pendingCount() == 0);
     };
     QTRY_VERIFY_WITH_TIMEOUT(finalSeen(), Patience);
     bool sawFirst = false;
@@ -410,12 +434,12 @@ void tst_Client::unknownKeyWaitsForReceiver()
     QSignalSpy drained(&client, &Client::outboxDrained);
     QVERIFY(client.start().ok());
     QVERIFY(client.send("svc-b", "early bird").ok());
-    QTRY_VERIFY_WITH_TIMEOUT(
-        std::any_of(states.cbegin(), states.cend(),
-                    [](const QList<QVariant> &e) {
-                        return e.at(1).value<MessageState>() == MessageState::WaitingForReceiver;
-                    }),
-        Patience);
+    QTRY_VERIFY_WITH_TIMEOUT(std::any_of(states.cbegin(), states.cend(),
+                                         [](const QList<QVariant> &e) {
+                                             return e.at(1).value<MessageState>() ==
+                                                    MessageState::WaitingForReceiver;
+                                         }),
+                             Patience);
     QCOMPARE(broker.count("publish "), 0);
     QVERIFY(broker.count("get_public_key svc-b") >= 1);
     broker.keys.insert("svc-b", m_peerKeys.publicKey.toBase64()); // svc-b comes up
@@ -583,10 +607,11 @@ void tst_Client::redeliveriesReachTheApplicationOnce()
     FakeBroker broker;
     Client client(options({&broker}));
     QList<IncomingMessage> handled;
-    QVERIFY(client.listen([&](const IncomingMessage &m) -> std::optional<QByteArray> {
-                      handled.append(m);
-                      return std::nullopt;
-                  })
+    QVERIFY(client
+                .listen([&](const IncomingMessage &m) -> std::optional<QByteArray> {
+                    handled.append(m);
+                    return std::nullopt;
+                })
                 .ok());
     QSignalSpy subscribed(&client, &Client::subscribed);
     QVERIFY(client.start().ok());
@@ -612,10 +637,11 @@ void tst_Client::undecryptableMessageIsRejected()
     FakeBroker broker;
     Client client(options({&broker}));
     int handled = 0;
-    QVERIFY(client.listen([&](const IncomingMessage &) -> std::optional<QByteArray> {
-                      ++handled;
-                      return std::nullopt;
-                  })
+    QVERIFY(client
+                .listen([&](const IncomingMessage &) -> std::optional<QByteArray> {
+                    ++handled;
+                    return std::nullopt;
+                })
                 .ok());
     QSignalSpy subscribed(&client, &Client::subscribed);
     QSignalSpy rejected(&client, &Client::messageRejected);
@@ -635,10 +661,11 @@ void tst_Client::pausedDeliveriesAreHeldUnacked()
     FakeBroker broker;
     Client client(options({&broker}));
     QList<QByteArray> handled;
-    QVERIFY(client.listen([&](const IncomingMessage &m) -> std::optional<QByteArray> {
-                      handled.append(m.payload);
-                      return std::nullopt;
-                  })
+    QVERIFY(client
+                .listen([&](const IncomingMessage &m) -> std::optional<QByteArray> {
+                    handled.append(m.payload);
+                    return std::nullopt;
+                })
                 .ok());
     QSignalSpy subscribed(&client, &Client::subscribed);
     QVERIFY(client.start().ok());
@@ -667,7 +694,8 @@ void tst_Client::requestGetsCorrelatedReply()
     QVERIFY2(id.ok(), qPrintable(id.error()));
     QTRY_COMPARE_WITH_TIMEOUT(broker.count("publish "), 1, Patience);
     QVERIFY(broker.count("consume svc-a_queue") == 1); // replies come to our queue
-    const auto request = crypto::parseEnvelopeJson(FakeBroker::envelopeJson(broker.lines("publish ").first()));
+    const auto request =
+        crypto::parseEnvelopeJson(FakeBroker::envelopeJson(broker.lines("publish ").first()));
     QCOMPARE(request->extraFields.value("kind").toString(), "request");
     QCOMPARE(request->extraFields.value("reply_to").toString(), "svc-a");
     const QString correlation = request->extraFields.value("correlation_id").toString();
@@ -678,7 +706,8 @@ void tst_Client::requestGetsCorrelatedReply()
     broker.push(deliveryLine("svc-b-other", "not yours", m_ourKeys.publicKey,
                              {{"kind", "reply"}, {"correlation_id", newCorrelationId()}}));
     broker.push(deliveryLine(makeMessageId("svc-b", newCorrelationId(), "svc-a"), "noon",
-                             m_ourKeys.publicKey, {{"kind", "reply"}, {"correlation_id", correlation}}));
+                             m_ourKeys.publicKey,
+                             {{"kind", "reply"}, {"correlation_id", correlation}}));
     QTRY_VERIFY_WITH_TIMEOUT(reply.has_value(), Patience);
     QVERIFY(reply->ok());
     QCOMPARE(reply->value(), "noon");
@@ -700,7 +729,8 @@ void tst_Client::requestTimesOutAndWithdrawsMessage()
     QTRY_VERIFY_WITH_TIMEOUT(reply.has_value(), Patience);
     QVERIFY(timer.elapsed() >= 550);
     QVERIFY(!reply->ok());
-    QVERIFY2(reply->error().contains("no reply from svc-x within 600 ms"), qPrintable(reply->error()));
+    QVERIFY2(reply->error().contains("no reply from svc-x within 600 ms"),
+             qPrintable(reply->error()));
     QCOMPARE(states.last().at(0).toString(), id.value());
     QCOMPARE(states.last().at(1).value<MessageState>(), MessageState::Cancelled);
     QCOMPARE(client.pendingCount(), 0);
@@ -712,11 +742,12 @@ void tst_Client::handlerAnswersRequest()
     FakeBroker broker;
     broker.keys.insert("svc-b", m_peerKeys.publicKey.toBase64());
     Client client(options({&broker}));
-    QVERIFY(client.listen([](const IncomingMessage &m) -> std::optional<QByteArray> {
-                      if (m.kind != MessageKind::Request)
-                          return std::nullopt;
-                      return "re: " + m.payload;
-                  })
+    QVERIFY(client
+                .listen([](const IncomingMessage &m) -> std::optional<QByteArray> {
+                    if (m.kind != MessageKind::Request)
+                        return std::nullopt;
+                    return "re: " + m.payload;
+                })
                 .ok());
     QSignalSpy subscribed(&client, &Client::subscribed);
     QSignalSpy drained(&client, &Client::outboxDrained);
@@ -724,9 +755,9 @@ void tst_Client::handlerAnswersRequest()
     QTRY_COMPARE_WITH_TIMEOUT(subscribed.size(), 1, Patience);
     const QString correlation = newCorrelationId();
     const QString requestId = makeMessageId("svc-b", correlation, "svc-a");
-    broker.push(deliveryLine(requestId, "question", m_ourKeys.publicKey,
-                             {{"kind", "request"}, {"correlation_id", correlation},
-                              {"reply_to", "svc-b"}}));
+    broker.push(deliveryLine(
+        requestId, "question", m_ourKeys.publicKey,
+        {{"kind", "request"}, {"correlation_id", correlation}, {"reply_to", "svc-b"}}));
     QTRY_COMPARE_WITH_TIMEOUT(drained.size(), 1, Patience);
     QCOMPARE(broker.lines("ack ").value(0), "ack " + requestId.toUtf8());
     const QByteArray publish = broker.lines("publish ").value(0);
@@ -761,7 +792,7 @@ void tst_Client::startRefusesBadConfiguration()
         ClientOptions o = options({&broker});
         o.keyPairPath.clear();
         Client client(o);
-        QVERIFY(client.start().ok()); // sending needs no key pair of ours...
+        QVERIFY(client.start().ok());   // sending needs no key pair of ours...
         QVERIFY(!client.listen().ok()); // ...receiving does
         QVERIFY(!client.send("bad name", "x").ok());
     }

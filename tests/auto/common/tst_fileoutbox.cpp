@@ -51,7 +51,9 @@ OutboxEntry tst_FileOutbox::entry(const QString &id, qint64 sequence, const QByt
 
 int tst_FileOutbox::mode(const QString &path)
 {
-    struct stat info{};
+    struct stat info
+    {
+    };
     if (::stat(QFile::encodeName(path).constData(), &info) != 0)
         return -1;
     return int(info.st_mode & 07777);
@@ -172,8 +174,8 @@ void tst_FileOutbox::staleLockTakenOver()
     {
         QFile lock(dir.filePath("outbox.lock"));
         QVERIFY(lock.open(QIODevice::WriteOnly));
-        lock.write(QByteArray::number(deadPid) + "\ncmq\n" + QSysInfo::machineHostName().toUtf8()
-                   + "\n");
+        lock.write(QByteArray::number(deadPid) + "\ncmq\n" + QSysInfo::machineHostName().toUtf8() +
+                   "\n");
     }
     const auto box = FileOutbox::open(dir.path());
     QVERIFY2(box.ok(), qPrintable(box.error()));

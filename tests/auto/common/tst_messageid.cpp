@@ -22,9 +22,12 @@ void tst_MessageId::makeAndParse_data()
 {
     QTest::addColumn<QString>("sender");
     QTest::addColumn<QString>("receiver");
-    QTest::newRow("plain") << "sender_1" << "receiver_1";
-    QTest::newRow("dashes in names") << "svc-a" << "svc-b-backup";
-    QTest::newRow("dots") << "billing.prod" << "ledger.prod";
+    QTest::newRow("plain") << "sender_1"
+                           << "receiver_1";
+    QTest::newRow("dashes in names") << "svc-a"
+                                     << "svc-b-backup";
+    QTest::newRow("dots") << "billing.prod"
+                          << "ledger.prod";
 }
 
 void tst_MessageId::makeAndParse()

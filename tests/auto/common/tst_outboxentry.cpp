@@ -30,8 +30,8 @@ static OutboxEntry sample(bool sealed)
     else
         entry.payload = QByteArray("binary\0payload\xff", 15);
     entry.extraFields = QJsonObject{{QStringLiteral("kind"), QStringLiteral("request")}};
-    entry.createdAt = QDateTime::fromString(QStringLiteral("2026-01-02T03:04:05.678Z"),
-                                            Qt::ISODateWithMs);
+    entry.createdAt =
+        QDateTime::fromString(QStringLiteral("2026-01-02T03:04:05.678Z"), Qt::ISODateWithMs);
     entry.sequence = 9007199254740993LL; // beyond what a JSON double holds exactly
     return entry;
 }
@@ -68,11 +68,16 @@ void tst_OutboxEntry::rejects_data()
     QTest::newRow("empty file") << QByteArray();
     QTest::newRow("truncated") << sample(true).toJson().chopped(5);
     QTest::newRow("array") << QByteArray("[]");
-    QTest::newRow("no id") << QByteArray(R"({"exchange":"e","routing_key":"k","sequence":"1","envelope":"{}"})");
-    QTest::newRow("bad sequence") << QByteArray(R"({"message_id":"m","exchange":"e","routing_key":"k","sequence":"x","envelope":"{}"})");
-    QTest::newRow("no payload") << QByteArray(R"({"message_id":"m","receiver":"r","exchange":"e","routing_key":"k","sequence":"1"})");
-    QTest::newRow("bad payload") << QByteArray(R"({"message_id":"m","receiver":"r","exchange":"e","routing_key":"k","sequence":"1","payload_b64":"!!"})");
-    QTest::newRow("unsealed without receiver") << QByteArray(R"({"message_id":"m","exchange":"e","routing_key":"k","sequence":"1","payload_b64":"YQ=="})");
+    QTest::newRow("no id") << QByteArray(
+        R"({"exchange":"e","routing_key":"k","sequence":"1","envelope":"{}"})");
+    QTest::newRow("bad sequence") << QByteArray(
+        R"({"message_id":"m","exchange":"e","routing_key":"k","sequence":"x","envelope":"{}"})");
+    QTest::newRow("no payload") << QByteArray(
+        R"({"message_id":"m","receiver":"r","exchange":"e","routing_key":"k","sequence":"1"})");
+    QTest::newRow("bad payload") << QByteArray(
+        R"({"message_id":"m","receiver":"r","exchange":"e","routing_key":"k","sequence":"1","payload_b64":"!!"})");
+    QTest::newRow("unsealed without receiver") << QByteArray(
+        R"({"message_id":"m","exchange":"e","routing_key":"k","sequence":"1","payload_b64":"YQ=="})");
 }
 
 void tst_OutboxEntry::rejects()
