@@ -4,6 +4,7 @@
 
 #include <QLoggingCategory>
 #include <QPointer>
+#include <QSslCipher>
 #include <QSslSocket>
 #include <QTimer>
 
@@ -82,6 +83,8 @@ void TlsListener::incomingConnection(qintptr descriptor)
     ++m_inHandshake;
     ++m_inHandshakeByIp[ipKey];
     auto *slot = new HandshakeSlot(this, ipKey, socket);
+    qCDebug(lcListener, "connection from %s:%u: TLS handshake started (%d in progress)",
+            qPrintable(ipKey), unsigned(socket->peerPort()), m_inHandshake);
 
     socket->setSslConfiguration(m_configuration);
     auto *deadline = new QTimer(slot);
@@ -104,6 +107,11 @@ void TlsListener::incomingConnection(qintptr descriptor)
             });
     connect(socket, &QSslSocket::encrypted, slot, [this, socket, slot] {
         delete slot; // the slot, its deadline and these connections; the count goes down now
+        qCDebug(lcListener, "TLS handshake with %s:%u done: %s, %s",
+                qPrintable(limits::RateLimiter::ipKey(socket->peerAddress())),
+                unsigned(socket->peerPort()),
+                qPrintable(socket->sessionCipher().protocolString()),
+                qPrintable(socket->sessionCipher().name()));
         Q_EMIT ready(socket);
     });
     socket->startServerEncryption();
