@@ -57,11 +57,10 @@ if [ -n "$(installed_state ciphermq-broker)" ] && [ "$(installed_state ciphermq-
         "Remove it first, or set CMQ_PACKAGING_TEST_FORCE=1 to let the test replace it."
 fi
 
-work=$build/packaging-test
-rm -rf "$work"
-mkdir -p "$work"
-# Where the unprivileged broker must reach: the notify socket. Not under the build tree, whose
-# parents the ciphermq user may not be allowed to traverse.
+# Packages, logs and the test PKI, outside the source tree; kept when the test fails. The
+# notify socket sits in a world-traversable directory of its own: the unprivileged broker must
+# reach it, and may not be allowed into the build tree's parents.
+work=$(mktemp -d "${TMPDIR:-/tmp}/cmq-packaging.XXXXXX")
 rundir=$(mktemp -d /tmp/cmq-pkgtest.XXXXXX)
 chmod 0755 "$rundir"
 user_existed=0
@@ -99,6 +98,11 @@ cleanup() {
     fi
     purge_packages
     rm -rf /etc/ciphermq "$rundir"
+    if [ $status = 0 ]; then
+        rm -rf "$work"
+    else
+        echo "packaging test: logs and packages kept in $work" >&2
+    fi
     if [ -n "$pg_conn" ]; then
         psql "$pg_conn" -q -c "DROP DATABASE IF EXISTS ciphermq_pkgtest WITH (FORCE)" \
             -c "DROP ROLE IF EXISTS ciphermq_pkgtest" >/dev/null 2>&1 || true
