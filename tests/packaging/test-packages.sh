@@ -130,9 +130,9 @@ step "building the packages with cpack"
 arch=$(dpkg --print-architecture)
 version=$(sed -n 's/^set(CPACK_PACKAGE_VERSION "\(.*\)")$/\1/p' "$build/CPackConfig.cmake")
 [ -n "$version" ] || fail "no CPACK_PACKAGE_VERSION in $build/CPackConfig.cmake (configure with the top-level CMakeLists.txt)"
-(cd "$build" && cpack -G DEB -B "$work/v1") >"$work/cpack-v1.log" 2>&1 \
+(cd "$build" && cpack -G DEB -B "$work/v1") >"$work/cpack-v1.log" 2>&1 9>&- \
     || { tail -n 40 "$work/cpack-v1.log" >&2; fail "cpack failed"; }
-(cd "$build" && cpack -G DEB -B "$work/v2" -D CPACK_DEBIAN_PACKAGE_RELEASE=2) >"$work/cpack-v2.log" 2>&1 \
+(cd "$build" && cpack -G DEB -B "$work/v2" -D CPACK_DEBIAN_PACKAGE_RELEASE=2) >"$work/cpack-v2.log" 2>&1 9>&- \
     || { tail -n 40 "$work/cpack-v2.log" >&2; fail "cpack (bumped revision) failed"; }
 
 broker_deb=$work/v1/ciphermq-broker_${version}-1_${arch}.deb
