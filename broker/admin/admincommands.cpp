@@ -74,18 +74,17 @@ void AdminCommands::execute(AdminSession &session, const admin::AdminRequest &re
     }
     case AdminCommand::Watch:
         session.startWatch(request.intervalMs, request.sections);
-        session.sendReply(line(QJsonObject{
-            {QStringLiteral("ok"), true},
-            {QStringLiteral("action"), QStringLiteral("watch")},
-            {QStringLiteral("interval_ms"), request.intervalMs},
-            {QStringLiteral("sections"),
-             QJsonArray::fromStringList(admin::sectionNames(request.sections))}}));
+        session.sendReply(
+            line(QJsonObject{{QStringLiteral("ok"), true},
+                             {QStringLiteral("action"), QStringLiteral("watch")},
+                             {QStringLiteral("interval_ms"), request.intervalMs},
+                             {QStringLiteral("sections"),
+                              QJsonArray::fromStringList(admin::sectionNames(request.sections))}}));
         return watchDue(session); // the first snapshot right away, after the reply
     case AdminCommand::Unwatch:
         session.stopWatch();
-        return session.sendReply(line(QJsonObject{{QStringLiteral("ok"), true},
-                                                  {QStringLiteral("action"),
-                                                   QStringLiteral("unwatch")}}));
+        return session.sendReply(line(QJsonObject{
+            {QStringLiteral("ok"), true}, {QStringLiteral("action"), QStringLiteral("unwatch")}}));
     case AdminCommand::Unknown:
         break;
     }
@@ -126,13 +125,13 @@ void AdminCommands::deleteQueue(AdminSession &session, const QString &queue)
         if (!deleted)
             return guard->sendReply(errorLine(deleted.error()));
         const Router::DeleteOutcome &d = deleted.value();
-        guard->sendReply(line(QJsonObject{
-            {QStringLiteral("ok"), true},
-            {QStringLiteral("action"), QStringLiteral("delete_queue")},
-            {QStringLiteral("queue"), queue},
-            {QStringLiteral("messages_dropped"), d.messagesDropped},
-            {QStringLiteral("consumers_cancelled"), d.consumersCancelled},
-            {QStringLiteral("bindings_removed"), d.bindingsRemoved}}));
+        guard->sendReply(
+            line(QJsonObject{{QStringLiteral("ok"), true},
+                             {QStringLiteral("action"), QStringLiteral("delete_queue")},
+                             {QStringLiteral("queue"), queue},
+                             {QStringLiteral("messages_dropped"), d.messagesDropped},
+                             {QStringLiteral("consumers_cancelled"), d.consumersCancelled},
+                             {QStringLiteral("bindings_removed"), d.bindingsRemoved}}));
     });
 }
 
@@ -157,10 +156,13 @@ void AdminCommands::disconnect(AdminSession &session, quint64 id)
         session.sendReply(ok(cn, "admin"));
         // After the reply has been written, in case it is the requester's own connection.
         QPointer<AdminSession> guard(other);
-        QMetaObject::invokeMethod(other, [guard] {
-            if (guard)
-                guard->closeWithNotice("Disconnected by an administrator");
-        }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            other,
+            [guard] {
+                if (guard)
+                    guard->closeWithNotice("Disconnected by an administrator");
+            },
+            Qt::QueuedConnection);
         return;
     }
     session.sendReply(errorLine(QStringLiteral("Connection %1 not found").arg(id)));

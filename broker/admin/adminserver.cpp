@@ -61,11 +61,13 @@ Status AdminServer::authorize(const QString &cn) const
         return failure(QStringLiteral("Unauthorized: the client certificate has no Common Name"));
     if (!(m_context.acl.rolesFor(cn) & Role::Admin))
         return failure(
-            QStringLiteral("Unauthorized: certificate CN '%1' does not have the Admin role").arg(cn));
+            QStringLiteral("Unauthorized: certificate CN '%1' does not have the Admin role")
+                .arg(cn));
     const QStringList &allowed = m_context.config.admin.allowedCns;
     if (!allowed.isEmpty() && !allowed.contains(cn))
         return failure(
-            QStringLiteral("Unauthorized: certificate CN '%1' is not in admin.allowed_cns").arg(cn));
+            QStringLiteral("Unauthorized: certificate CN '%1' is not in admin.allowed_cns")
+                .arg(cn));
     return success();
 }
 
@@ -138,10 +140,13 @@ int AdminServer::recheckSessions()
         ++closed;
         // Queued: the reload's requester gets its reply before a notice closes it.
         QPointer<AdminSession> guard(session);
-        QMetaObject::invokeMethod(session, [guard] {
-            if (guard)
-                guard->closeWithNotice("Access revoked by a configuration reload");
-        }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            session,
+            [guard] {
+                if (guard)
+                    guard->closeWithNotice("Access revoked by a configuration reload");
+            },
+            Qt::QueuedConnection);
     }
     return closed;
 }

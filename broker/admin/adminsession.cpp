@@ -56,17 +56,17 @@ void AdminSession::processBuffer()
 {
     qsizetype offset = 0;
     while (!m_busy && !m_closing && isKeepingUp()) {
-        const protocol::Frame frame = protocol::takeLine(QByteArrayView(m_buffer).sliced(offset),
-                                                         admin::MaxRequestLineBytes);
+        const protocol::Frame frame =
+            protocol::takeLine(QByteArrayView(m_buffer).sliced(offset), admin::MaxRequestLineBytes);
         if (frame.status == protocol::FrameStatus::Incomplete)
             break;
         if (frame.status == protocol::FrameStatus::TooLong) {
             m_buffer.clear();
             offset = 0;
             m_closing = true;
-            write("Error: Line too long: the limit is "
-                  + QByteArray::number(admin::MaxRequestLineBytes)
-                  + " bytes; closing the connection\n");
+            write("Error: Line too long: the limit is " +
+                  QByteArray::number(admin::MaxRequestLineBytes) +
+                  " bytes; closing the connection\n");
             m_socket->disconnectFromHost();
             return;
         }

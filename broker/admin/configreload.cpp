@@ -36,20 +36,20 @@ QStringList restartRequired(const Config &r, const Config &n)
     check(r.logging.errorFilePath != n.logging.errorFilePath, "logging.error_file_path");
     check(r.logging.maxSizeMb != n.logging.maxSizeMb, "logging.max_size_mb");
     check(r.logging.maxFiles != n.logging.maxFiles, "logging.max_files");
-    check(r.database.driver != n.database.driver || r.database.path != n.database.path
-              || r.database.host != n.database.host || r.database.port != n.database.port
-              || r.database.user != n.database.user || r.database.password != n.database.password
-              || r.database.dbname != n.database.dbname,
+    check(r.database.driver != n.database.driver || r.database.path != n.database.path ||
+              r.database.host != n.database.host || r.database.port != n.database.port ||
+              r.database.user != n.database.user || r.database.password != n.database.password ||
+              r.database.dbname != n.database.dbname,
           "database");
     check(r.encryption.aesKey != n.encryption.aesKey, "encryption.aes_key");
-    check(r.performance.maxQueueSize != n.performance.maxQueueSize
-              || r.performance.overflowPolicy != n.performance.overflowPolicy
-              || r.performance.heartbeatTimeout != n.performance.heartbeatTimeout
-              || r.performance.idleTimeoutSec != n.performance.idleTimeoutSec
-              || r.performance.defaultPrefetch != n.performance.defaultPrefetch
-              || r.performance.ackTimeoutSec != n.performance.ackTimeoutSec
-              || r.performance.cleanupInterval != n.performance.cleanupInterval
-              || r.performance.consumerCleanupInterval != n.performance.consumerCleanupInterval,
+    check(r.performance.maxQueueSize != n.performance.maxQueueSize ||
+              r.performance.overflowPolicy != n.performance.overflowPolicy ||
+              r.performance.heartbeatTimeout != n.performance.heartbeatTimeout ||
+              r.performance.idleTimeoutSec != n.performance.idleTimeoutSec ||
+              r.performance.defaultPrefetch != n.performance.defaultPrefetch ||
+              r.performance.ackTimeoutSec != n.performance.ackTimeoutSec ||
+              r.performance.cleanupInterval != n.performance.cleanupInterval ||
+              r.performance.consumerCleanupInterval != n.performance.consumerCleanupInterval,
           "performance");
     check(r.admin.enabled != n.admin.enabled, "admin.enabled");
     check(!same(r.admin.address, n.admin.address), "admin.address");

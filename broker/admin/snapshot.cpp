@@ -77,8 +77,8 @@ QJsonArray bindings(const Router &router)
     QList<storage::BindingRecord> sorted = router.bindings();
     std::sort(sorted.begin(), sorted.end(),
               [](const storage::BindingRecord &a, const storage::BindingRecord &b) {
-                  return std::tie(a.exchange, a.routingKey, a.queue)
-                         < std::tie(b.exchange, b.routingKey, b.queue);
+                  return std::tie(a.exchange, a.routingKey, a.queue) <
+                         std::tie(b.exchange, b.routingKey, b.queue);
               });
     QJsonArray out;
     for (const storage::BindingRecord &b : sorted) {
@@ -186,9 +186,10 @@ QJsonArray connections(const AdminContext &context, const QList<AdminSession *> 
     for (const Session *session : data)
         out.append(connection(*session, context.router));
     QList<AdminSession *> sortedAdmins = admins;
-    std::sort(sortedAdmins.begin(), sortedAdmins.end(), [](const AdminSession *a, const AdminSession *b) {
-        return a->identity().connectionId < b->identity().connectionId;
-    });
+    std::sort(sortedAdmins.begin(), sortedAdmins.end(),
+              [](const AdminSession *a, const AdminSession *b) {
+                  return a->identity().connectionId < b->identity().connectionId;
+              });
     for (const AdminSession *session : sortedAdmins)
         out.append(connection(*session));
     return out;

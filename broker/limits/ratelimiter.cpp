@@ -74,16 +74,16 @@ RateLimiter::Entry &RateLimiter::entry(Scope scope, const QString &key, qint64 n
 Refusal RateLimiter::bucketRefusal(Scope scope, BucketKind kind, const QString &key) const
 {
     const bool publish = kind == BucketKind::Publish;
-    const QString who = scope == Scope::Cn ? QStringLiteral("CN '%1'").arg(key)
-                                           : QStringLiteral("IP %1").arg(key);
+    const QString who =
+        scope == Scope::Cn ? QStringLiteral("CN '%1'").arg(key) : QStringLiteral("IP %1").arg(key);
     const Config::RateLimit &s = m_settings;
     const bool cn = scope == Scope::Cn;
-    const double rate = publish ? (cn ? s.publishRps : s.ipPublishRps)
-                                : (cn ? s.globalRps : s.ipGlobalRps);
-    const double burst = publish ? (cn ? s.publishBurst : s.ipPublishBurst)
-                                 : (cn ? s.globalBurst : s.ipGlobalBurst);
-    return Refusal{QString::fromLatin1(scopeName(scope))
-                       + (publish ? QStringLiteral("_publish") : QStringLiteral("_global")),
+    const double rate =
+        publish ? (cn ? s.publishRps : s.ipPublishRps) : (cn ? s.globalRps : s.ipGlobalRps);
+    const double burst =
+        publish ? (cn ? s.publishBurst : s.ipPublishBurst) : (cn ? s.globalBurst : s.ipGlobalBurst);
+    return Refusal{QString::fromLatin1(scopeName(scope)) +
+                       (publish ? QStringLiteral("_publish") : QStringLiteral("_global")),
                    QStringLiteral("rate limit exceeded: %1 rate of %2 is limited to %3/s "
                                   "(burst %4)")
                        .arg(publish ? QStringLiteral("publish") : QStringLiteral("request"), who,
@@ -190,8 +190,8 @@ bool RateLimiter::isFreeable(const Entry &e, qint64 now) const
 {
     // A full bucket of a client without connections is exactly what a newcomer gets, so
     // freeing it changes nothing but the counters shown by `ratelimits`.
-    return e.connections == 0 && now - e.lastSeenNs >= m_idleRetentionNs
-           && e.global.isFull(now) && e.publish.isFull(now);
+    return e.connections == 0 && now - e.lastSeenNs >= m_idleRetentionNs && e.global.isFull(now) &&
+           e.publish.isFull(now);
 }
 
 void RateLimiter::maybeSweep(qint64 now)
@@ -242,10 +242,9 @@ void RateLimiter::evictOldestIdle()
     if (idle.size() <= keep)
         return;
     const qsizetype drop = idle.size() - keep;
-    std::nth_element(idle.begin(), idle.begin() + drop, idle.end(),
-                     [](const Candidate &a, const Candidate &b) {
-                         return a.lastSeenNs < b.lastSeenNs;
-                     });
+    std::nth_element(
+        idle.begin(), idle.begin() + drop, idle.end(),
+        [](const Candidate &a, const Candidate &b) { return a.lastSeenNs < b.lastSeenNs; });
     for (qsizetype i = 0; i < drop; ++i)
         idle[i].table->remove(idle[i].key);
 }
@@ -259,8 +258,8 @@ ClientView RateLimiter::view(Scope scope, const QString &key, const Entry &e, qi
     v.connectionLimit =
         scope == Scope::Cn ? m_settings.maxConnectionsPerCn : m_settings.maxConnectionsPerIp;
     v.idleSeconds = double(now - e.lastSeenNs) / 1e9;
-    v.global = BucketView{e.global.tokens(now), e.global.rate(), e.global.burst(),
-                          e.globalAccepted, e.globalRejected};
+    v.global = BucketView{e.global.tokens(now), e.global.rate(), e.global.burst(), e.globalAccepted,
+                          e.globalRejected};
     v.publish = BucketView{e.publish.tokens(now), e.publish.rate(), e.publish.burst(),
                            e.publishAccepted, e.publishRejected};
     return v;

@@ -67,8 +67,7 @@ public:
     // One request from `cn` at `ip`. publishCost is 0 for anything but a publish, 1 for
     // `publish`, N for a `publish_batch` of N messages (which needs one token and takes N).
     // Nothing is taken from any bucket unless every bucket involved allows it.
-    std::optional<Refusal> admitRequest(const QString &cn, const QHostAddress &ip,
-                                        int publishCost);
+    std::optional<Refusal> admitRequest(const QString &cn, const QHostAddress &ip, int publishCost);
 
     // Connection accounting. Always counted, even while disabled, so that enabling the limits
     // by a reload finds true counts; the caps are enforced only while enabled. Every

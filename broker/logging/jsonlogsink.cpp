@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <vector>
 #include <cstdlib>
+#include <vector>
 
 #include <QDateTime>
 #include <QJsonDocument>
@@ -37,11 +37,16 @@ SinkState &state()
 int severity(QtMsgType type)
 {
     switch (type) {
-    case QtDebugMsg: return 0;
-    case QtInfoMsg: return 1;
-    case QtWarningMsg: return 2;
-    case QtCriticalMsg: return 3;
-    case QtFatalMsg: return 4;
+    case QtDebugMsg:
+        return 0;
+    case QtInfoMsg:
+        return 1;
+    case QtWarningMsg:
+        return 2;
+    case QtCriticalMsg:
+        return 3;
+    case QtFatalMsg:
+        return 4;
     }
     return 1;
 }
@@ -50,8 +55,8 @@ void handler(QtMsgType type, const QMessageLogContext &context, const QString &m
 {
     const QString safe = JsonLogSink::redact(message);
     const QByteArray console = qFormatLogMessage(type, context, safe).toLocal8Bit() + '\n';
-    const QByteArray json = JsonLogSink::formatJson(
-        type, context.category, safe, QDateTime::currentDateTimeUtc());
+    const QByteArray json =
+        JsonLogSink::formatJson(type, context.category, safe, QDateTime::currentDateTimeUtc());
     {
         SinkState &s = state();
         QMutexLocker lock(&s.mutex);
@@ -71,11 +76,16 @@ void handler(QtMsgType type, const QMessageLogContext &context, const QString &m
 const char *JsonLogSink::levelName(QtMsgType type)
 {
     switch (type) {
-    case QtDebugMsg: return "debug";
-    case QtInfoMsg: return "info";
-    case QtWarningMsg: return "warn";
-    case QtCriticalMsg: return "error";
-    case QtFatalMsg: return "fatal";
+    case QtDebugMsg:
+        return "debug";
+    case QtInfoMsg:
+        return "info";
+    case QtWarningMsg:
+        return "warn";
+    case QtCriticalMsg:
+        return "error";
+    case QtFatalMsg:
+        return "fatal";
     }
     return "info";
 }
@@ -84,8 +94,8 @@ QString JsonLogSink::redact(const QString &message)
 {
     if (message.contains(QLatin1String("PRIVATE KEY-----")))
         return QStringLiteral("[redacted: the message contained private key material]");
-    if (message.contains(QLatin1String("\"ciphertext\""))
-        || message.contains(QLatin1String("\"enc_session_key\"")))
+    if (message.contains(QLatin1String("\"ciphertext\"")) ||
+        message.contains(QLatin1String("\"enc_session_key\"")))
         return QStringLiteral("[redacted: the message contained a message envelope]");
     return message;
 }
@@ -114,9 +124,8 @@ Status JsonLogSink::install(const Config::Logging &logging)
         {logging.errorFilePath, severity(QtCriticalMsg)}};
     std::vector<Output> outputs;
     for (const auto &[path, minSeverity] : wanted) {
-        const bool shared = std::any_of(outputs.cbegin(), outputs.cend(), [&](const Output &o) {
-            return o.file->path() == path;
-        });
+        const bool shared = std::any_of(outputs.cbegin(), outputs.cend(),
+                                        [&](const Output &o) { return o.file->path() == path; });
         if (shared)
             continue;
         auto file = std::make_unique<RotatingFile>(

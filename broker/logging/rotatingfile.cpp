@@ -24,9 +24,12 @@ RotatingFile::Period RotatingFile::periodFromConfig(const QString &rotation)
 QString RotatingFile::periodKey(const QDateTime &utc) const
 {
     switch (m_options.period) {
-    case Period::Hourly: return utc.toString(QStringLiteral("yyyy-MM-ddTHH"));
-    case Period::Daily: return utc.toString(QStringLiteral("yyyy-MM-dd"));
-    case Period::Never: return QString();
+    case Period::Hourly:
+        return utc.toString(QStringLiteral("yyyy-MM-ddTHH"));
+    case Period::Daily:
+        return utc.toString(QStringLiteral("yyyy-MM-dd"));
+    case Period::Never:
+        return QString();
     }
     return QString();
 }
@@ -38,7 +41,8 @@ Status RotatingFile::open()
         return failure(QStringLiteral("cannot create the directory of %1").arg(m_options.path));
     m_file.setFileName(m_options.path);
     if (!m_file.open(QIODevice::WriteOnly | QIODevice::Append | QIODevice::Unbuffered))
-        return failure(QStringLiteral("cannot open %1: %2").arg(m_options.path, m_file.errorString()));
+        return failure(
+            QStringLiteral("cannot open %1: %2").arg(m_options.path, m_file.errorString()));
     m_size = m_file.size();
     // Content left from an earlier run belongs to the period it was written in.
     const QDateTime written = m_size > 0 ? info.lastModified().toUTC() : m_clock();

@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include <QCoreApplication>
-#include <QMap>
 #include <QJsonArray>
+#include <QMap>
 
 #include "core/router.h"
 #include "limits/ratelimiter.h"
@@ -231,14 +231,10 @@ QJsonObject BrokerMetrics::totalsJson() const
         bindings = router->bindings().size();
     }
     return QJsonObject{
-        {QStringLiteral("connections"), data},
-        {QStringLiteral("admin_connections"), admin},
-        {QStringLiteral("consumers"), consumers},
-        {QStringLiteral("queues"), queues},
-        {QStringLiteral("exchanges"), exchanges},
-        {QStringLiteral("bindings"), bindings},
-        {QStringLiteral("messages_ready"), ready},
-        {QStringLiteral("messages_unacked"), unacked},
+        {QStringLiteral("connections"), data},     {QStringLiteral("admin_connections"), admin},
+        {QStringLiteral("consumers"), consumers},  {QStringLiteral("queues"), queues},
+        {QStringLiteral("exchanges"), exchanges},  {QStringLiteral("bindings"), bindings},
+        {QStringLiteral("messages_ready"), ready}, {QStringLiteral("messages_unacked"), unacked},
         {QStringLiteral("message_bytes"), bytes},
     };
 }
@@ -299,7 +295,8 @@ QList<MetricFamily> BrokerMetrics::families()
 
     MetricFamily build = family("ciphermq_build_info", Type::Gauge,
                                 "Always 1; the labels name the running version.");
-    build.samples.append(Sample{{{QStringLiteral("version"), QStringLiteral(CIPHERMQ_VERSION)}}, 1});
+    build.samples.append(
+        Sample{{{QStringLiteral("version"), QStringLiteral(CIPHERMQ_VERSION)}}, 1});
     out << build;
     out << single("ciphermq_uptime_seconds", Type::Gauge, "Seconds since the broker started.",
                   double(m_uptime.elapsed()) / 1000.0);
@@ -357,8 +354,8 @@ QList<MetricFamily> BrokerMetrics::families()
                                      "Deliveries from the queue.");
     MetricFamily qAcked = family("ciphermq_queue_messages_acknowledged_total", Type::Counter,
                                  "Acknowledged deliveries from the queue.");
-    MetricFamily qRedelivered = family("ciphermq_queue_messages_redelivered_total",
-                                       Type::Counter, "Redeliveries from the queue.");
+    MetricFamily qRedelivered = family("ciphermq_queue_messages_redelivered_total", Type::Counter,
+                                       "Redeliveries from the queue.");
     MetricFamily qEvicted = family("ciphermq_queue_messages_evicted_total", Type::Counter,
                                    "Messages evicted from the queue when it was full.");
     double totalReady = 0, totalUnacked = 0, totalConsumers = 0;
@@ -442,15 +439,14 @@ QList<MetricFamily> BrokerMetrics::families()
         QList<QPair<QString, QString>> keys = counts.keys();
         std::sort(keys.begin(), keys.end());
         for (const auto &key : keys) {
-            f.samples.append(Sample{{{QStringLiteral("listener"), key.first},
-                                     {QStringLiteral("reason"), key.second}},
-                                    double(counts.value(key))});
+            f.samples.append(Sample{
+                {{QStringLiteral("listener"), key.first}, {QStringLiteral("reason"), key.second}},
+                double(counts.value(key))});
         }
         return f;
     };
     out << byReason("ciphermq_connections_refused_total",
-                    "Connections refused by a check: identity, role, caps, shutdown.",
-                    m_refused);
+                    "Connections refused by a check: identity, role, caps, shutdown.", m_refused);
     out << byReason("ciphermq_tls_handshake_failures_total",
                     "TLS handshakes that failed or timed out, by reason.", m_handshakeFailures);
     MetricFamily handshakes = family("ciphermq_tls_handshakes_in_progress", Type::Gauge,
@@ -481,18 +477,17 @@ QList<MetricFamily> BrokerMetrics::families()
         for (const limits::BucketKind kind :
              {limits::BucketKind::Global, limits::BucketKind::Publish}) {
             const quint64 n = m_sources.limiter ? m_sources.limiter->rejections(scope, kind) : 0;
-            rejections.samples.append(Sample{
-                {{QStringLiteral("scope"),
-                  scope == limits::Scope::Cn ? QStringLiteral("cn") : QStringLiteral("ip")},
-                 {QStringLiteral("bucket"), kind == limits::BucketKind::Global
-                                                ? QStringLiteral("global")
-                                                : QStringLiteral("publish")}},
-                double(n)});
+            rejections.samples.append(
+                Sample{{{QStringLiteral("scope"),
+                         scope == limits::Scope::Cn ? QStringLiteral("cn") : QStringLiteral("ip")},
+                        {QStringLiteral("bucket"), kind == limits::BucketKind::Global
+                                                       ? QStringLiteral("global")
+                                                       : QStringLiteral("publish")}},
+                       double(n)});
         }
     }
     out << rejections;
-    out << single("ciphermq_rate_limit_enabled", Type::Gauge,
-                  "1 when rate_limit.enabled is true.",
+    out << single("ciphermq_rate_limit_enabled", Type::Gauge, "1 when rate_limit.enabled is true.",
                   m_sources.limiter && m_sources.limiter->settings().enabled ? 1 : 0);
     out << single("ciphermq_rate_limit_tracked_clients", Type::Gauge,
                   "Per-CN and per-IP entries the rate limiter keeps.",

@@ -124,8 +124,8 @@ private:
     QDateTime m_startedAt;
     QElapsedTimer m_uptime;
 
-    QHash<QString, quint64> m_opened;                 // listener → count
-    QHash<QString, quint64> m_closed;                 // listener → count
+    QHash<QString, quint64> m_opened;                  // listener → count
+    QHash<QString, quint64> m_closed;                  // listener → count
     QHash<QPair<QString, QString>, quint64> m_refused; // (listener, reason) → count
     QHash<QPair<QString, QString>, quint64> m_handshakeFailures;
     quint64 m_closedBytesIn = 0;

@@ -64,10 +64,10 @@ Status MetricsHttpServer::startTls(const HostPort &address, const QSslConfigurat
 QByteArray MetricsHttpServer::response(int status, const char *reason,
                                        const QByteArray &contentType, const QByteArray &body)
 {
-    return "HTTP/1.1 " + QByteArray::number(status) + ' ' + reason
-           + "\r\nContent-Type: " + contentType
-           + "\r\nContent-Length: " + QByteArray::number(body.size())
-           + "\r\nConnection: close\r\n\r\n" + body;
+    return "HTTP/1.1 " + QByteArray::number(status) + ' ' + reason +
+           "\r\nContent-Type: " + contentType +
+           "\r\nContent-Length: " + QByteArray::number(body.size()) +
+           "\r\nConnection: close\r\n\r\n" + body;
 }
 
 QByteArray MetricsHttpServer::respond(const QByteArray &requestHead, const QByteArray &metricsBody)
@@ -85,8 +85,7 @@ QByteArray MetricsHttpServer::respond(const QByteArray &requestHead, const QByte
         return response(404, "Not Found", text, "only /metrics is served here\n");
     if (method != "GET" && method != "HEAD")
         return response(405, "Method Not Allowed", text, "GET only\n");
-    QByteArray reply =
-        response(200, "OK", "text/plain; version=0.0.4; charset=utf-8", metricsBody);
+    QByteArray reply = response(200, "OK", "text/plain; version=0.0.4; charset=utf-8", metricsBody);
     if (method == "HEAD")
         reply.truncate(reply.indexOf("\r\n\r\n") + 4);
     return reply;
@@ -128,11 +127,11 @@ void MetricsHttpServer::serve(QTcpSocket *socket, const QString &refusal)
             return;
         QByteArray reply;
         if (end < 0)
-            reply = response(431, "Request Header Fields Too Large",
-                             "text/plain; charset=utf-8", "request head too large\n");
+            reply = response(431, "Request Header Fields Too Large", "text/plain; charset=utf-8",
+                             "request head too large\n");
         else if (!refusal.isEmpty())
-            reply = response(403, "Forbidden", "text/plain; charset=utf-8",
-                             refusal.toUtf8() + '\n');
+            reply =
+                response(403, "Forbidden", "text/plain; charset=utf-8", refusal.toUtf8() + '\n');
         else
             reply = respond(state->head.left(end + 4), m_metrics.prometheusText());
         state->answered = true;

@@ -70,9 +70,12 @@ static void writeLabels(QByteArray &out, const Labels &labels, const QString &ex
 static const char *typeName(MetricFamily::Type type)
 {
     switch (type) {
-    case MetricFamily::Type::Counter: return "counter";
-    case MetricFamily::Type::Gauge: return "gauge";
-    case MetricFamily::Type::Histogram: return "histogram";
+    case MetricFamily::Type::Counter:
+        return "counter";
+    case MetricFamily::Type::Gauge:
+        return "gauge";
+    case MetricFamily::Type::Histogram:
+        return "histogram";
     }
     return "untyped";
 }

@@ -38,7 +38,9 @@ private:
     QString m_ipKey;
 };
 
-TlsListener::TlsListener(QObject *parent) : QTcpServer(parent) {}
+TlsListener::TlsListener(QObject *parent) : QTcpServer(parent)
+{
+}
 
 TlsListener::~TlsListener() = default;
 
@@ -109,8 +111,7 @@ void TlsListener::incomingConnection(qintptr descriptor)
         delete slot; // the slot, its deadline and these connections; the count goes down now
         qCDebug(lcListener, "TLS handshake with %s:%u done: %s, %s",
                 qPrintable(limits::RateLimiter::ipKey(socket->peerAddress())),
-                unsigned(socket->peerPort()),
-                qPrintable(socket->sessionCipher().protocolString()),
+                unsigned(socket->peerPort()), qPrintable(socket->sessionCipher().protocolString()),
                 qPrintable(socket->sessionCipher().name()));
         Q_EMIT ready(socket);
     });
@@ -162,8 +163,9 @@ QString TlsListener::failureReason(QAbstractSocket::SocketError error,
     case QAbstractSocket::SslHandshakeFailedError:
         // OpenSSL refuses a missing client certificate inside the handshake, without a
         // QSslError; its text is the only clue.
-        if (errorText.contains(QLatin1String("did not return a certificate"), Qt::CaseInsensitive)
-            || errorText.contains(QLatin1String("certificate required"), Qt::CaseInsensitive))
+        if (errorText.contains(QLatin1String("did not return a certificate"),
+                               Qt::CaseInsensitive) ||
+            errorText.contains(QLatin1String("certificate required"), Qt::CaseInsensitive))
             return QStringLiteral("no_certificate");
         return QStringLiteral("protocol_error");
     case QAbstractSocket::RemoteHostClosedError:

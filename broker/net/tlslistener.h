@@ -24,8 +24,8 @@ public:
     struct Limits
     {
         int handshakeTimeoutMs = 10000;
-        int maxHandshakes = 256;      // connections in handshake at once, all peers
-        int maxHandshakesPerIp = 32;  // the same, from one address
+        int maxHandshakes = 256;     // connections in handshake at once, all peers
+        int maxHandshakesPerIp = 32; // the same, from one address
     };
 
     explicit TlsListener(QObject *parent = nullptr);

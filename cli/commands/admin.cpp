@@ -22,7 +22,8 @@ constexpr auto kDefaultAddress = "127.0.0.1:9091";
 
 void printAdminUsage(FILE *out)
 {
-    std::fprintf(out,
+    std::fprintf(
+        out,
         "Usage: cmq admin [options] <command> [arguments]\n\n"
         "Commands (docs/ADMIN-PROTOCOL.md):\n"
         "  metrics                      Prometheus text exposition\n"
@@ -115,8 +116,8 @@ int runAdmin(const QStringList &args)
         }
     }
 
-    const QString target = valueOrEnv(parser, address, "CMQ_ADMIN_ADDRESS",
-                                      QString::fromLatin1(kDefaultAddress));
+    const QString target =
+        valueOrEnv(parser, address, "CMQ_ADMIN_ADDRESS", QString::fromLatin1(kDefaultAddress));
     const qsizetype colon = target.lastIndexOf(u':');
     const quint16 port = colon > 0 ? target.mid(colon + 1).toUShort() : 0;
     QString host = colon > 0 ? target.left(colon) : QString();
@@ -166,17 +167,16 @@ int runAdmin(const QStringList &args)
     if (!reply) {
         // A refusal at connect arrives here: the broker closed after its error line.
         std::fprintf(stderr, "cmq admin: %s\n", qPrintable(reply.error()));
-        return reply.error().startsWith(QLatin1String("Unauthorized"))
-                       || !client.isConnected()
+        return reply.error().startsWith(QLatin1String("Unauthorized")) || !client.isConnected()
                    ? ExitUnreachable
                    : ExitFailure;
     }
     if (!reply->ok) {
         std::fprintf(stderr, "Error: %s\n", qPrintable(reply->error));
         // The refusal of an identity at connect may arrive as the answer to our request.
-        const bool refused = reply->error.startsWith(QLatin1String("Unauthorized:"))
-                             || reply->error.startsWith(QLatin1String("Server busy:"))
-                             || reply->error == QLatin1String("Server shutting down");
+        const bool refused = reply->error.startsWith(QLatin1String("Unauthorized:")) ||
+                             reply->error.startsWith(QLatin1String("Server busy:")) ||
+                             reply->error == QLatin1String("Server shutting down");
         return refused ? ExitUnreachable : ExitFailure;
     }
     if (reply->command == admin::AdminCommand::Metrics) {
@@ -192,10 +192,9 @@ int runAdmin(const QStringList &args)
         std::fprintf(stderr, "cmq admin: the broker closed the connection\n");
         QCoreApplication::exit(ExitUnreachable);
     });
-    QObject::connect(&client, &admin::AdminClient::noticeReceived, &client,
-                     [](const QString &text) {
-                         std::fprintf(stderr, "cmq admin: %s\n", qPrintable(text));
-                     });
+    QObject::connect(
+        &client, &admin::AdminClient::noticeReceived, &client,
+        [](const QString &text) { std::fprintf(stderr, "cmq admin: %s\n", qPrintable(text)); });
     if (maxSnapshots > 0 && snapshots >= maxSnapshots)
         return ExitOk;
     return QCoreApplication::exec();

@@ -145,8 +145,8 @@ Result<AdminReply> AdminClient::request(const QString &line, int timeoutMs)
         return Result<AdminReply>::failure(invalid);
     const quint64 id = send(line);
     if (id == 0)
-        return Result<AdminReply>::failure(
-            m_lastError.isEmpty() ? QStringLiteral("not connected") : m_lastError);
+        return Result<AdminReply>::failure(m_lastError.isEmpty() ? QStringLiteral("not connected")
+                                                                 : m_lastError);
     std::optional<AdminReply> got;
     QEventLoop loop;
     QTimer timer;

@@ -60,8 +60,8 @@ void AdminReplyReader::handleLine(QByteArrayView line, QList<AdminMessage> &out)
         return;
     }
     if (line.startsWith("Notice: ")) {
-        out.append(AdminMessage{Kind::Notice, AdminCommand::Unknown, false,
-                                line.sliced(8).toByteArray()});
+        out.append(
+            AdminMessage{Kind::Notice, AdminCommand::Unknown, false, line.sliced(8).toByteArray()});
         return;
     }
     const bool isError = line.startsWith("Error: ");

@@ -49,9 +49,9 @@ inline constexpr qsizetype MaxRequestLineBytes = 4096;
 struct AdminRequest
 {
     AdminCommand command = AdminCommand::Unknown;
-    QString queue;            // purge, delete_queue
-    quint64 connectionId = 0; // disconnect
-    int intervalMs = 0;       // watch
+    QString queue;                   // purge, delete_queue
+    quint64 connectionId = 0;        // disconnect
+    int intervalMs = 0;              // watch
     Sections sections = AllSections; // watch
 };
 

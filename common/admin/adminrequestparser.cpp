@@ -42,10 +42,8 @@ struct SectionEntry
 };
 
 constexpr SectionEntry sections[] = {
-    {"queues", Section::Queues},
-    {"exchanges", Section::Exchanges},
-    {"bindings", Section::Bindings},
-    {"connections", Section::Connections},
+    {"queues", Section::Queues},         {"exchanges", Section::Exchanges},
+    {"bindings", Section::Bindings},     {"connections", Section::Connections},
     {"ratelimits", Section::RateLimits},
 };
 
@@ -149,9 +147,9 @@ AdminParseResult parseWatch(const QList<QByteArrayView> &args)
             const auto found = std::find_if(std::begin(sections), std::end(sections),
                                             [&](const SectionEntry &e) { return name == e.name; });
             if (found == std::end(sections)) {
-                return error("Invalid section '" + shortText(name)
-                             + "': expected queues, exchanges, bindings, connections or "
-                               "ratelimits");
+                return error("Invalid section '" + shortText(name) +
+                             "': expected queues, exchanges, bindings, connections or "
+                             "ratelimits");
             }
             request.sections |= found->section;
         }
@@ -199,9 +197,9 @@ AdminParseResult parseAdminRequest(QByteArrayView line)
     if (found == std::end(commands)) {
         // A word the data listener knows is refused by name: the two protocols never mix.
         if (protocol::parseRequest(word).status != protocol::ParseStatus::UnknownCommand)
-            return error("'" + word.toByteArray()
-                         + "' is a data-path command; the admin listener accepts only admin "
-                           "commands");
+            return error("'" + word.toByteArray() +
+                         "' is a data-path command; the admin listener accepts only admin "
+                         "commands");
         return error("Unknown admin command '" + shortText(word) + "' (try help)");
     }
     const AdminCommand command = found->command;

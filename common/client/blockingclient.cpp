@@ -256,6 +256,8 @@ Result<int> BlockingClient::serve(Client::Handler handler, int maxMessages, int 
         QPointer<QEventLoop> loop;
         Client *client = nullptr;
     };
+    if (m_client->state() == ConnectionState::Stopped)
+        return R::failure(QStringLiteral("not connected: call connect() first"));
     auto state = std::make_shared<State>();
     QEventLoop loop;
     state->loop = &loop;

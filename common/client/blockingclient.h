@@ -45,9 +45,9 @@ public:
     Result<QByteArray> bindQueue(const QString &queue, const QString &exchange,
                                  const QString &routingKey, int timeoutMs);
 
-    // Listens and hands messages (and requests) to `handler` until `maxMessages` were handled
-    // (0: no limit), stopServing() is called, or `timeoutMs` passed (negative: no limit).
-    // Returns how many messages were handled. Fails when the subscription is refused.
+    // After connect(): listens and hands messages (and requests) to `handler` until `maxMessages`
+    // were handled (0: no limit), stopServing() is called, or `timeoutMs` passed (negative: no
+    // limit). Returns how many messages were handled. Fails when the subscription is refused.
     Result<int> serve(Client::Handler handler, int maxMessages, int timeoutMs);
     void stopServing();
 

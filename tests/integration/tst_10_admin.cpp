@@ -27,8 +27,8 @@ namespace {
 
 QByteArray envelope(const QByteArray &id, const QByteArray &receiver = "receiver_1")
 {
-    return R"({"message_id":")" + id + R"(","receiver_client_id":")" + receiver
-           + R"(","enc_session_key":"ZW5j","nonce":"bm9uY2U=","ciphertext":"Y2lwaGVy"})";
+    return R"({"message_id":")" + id + R"(","receiver_client_id":")" + receiver +
+           R"(","enc_session_key":"ZW5j","nonce":"bm9uY2U=","ciphertext":"Y2lwaGVy"})";
 }
 
 QJsonValue parse(const QByteArray &line)
@@ -309,11 +309,11 @@ void tst_Admin::dataListenerRefusesAdminCommands()
 void tst_Admin::adminListenerRefusesDataCommands_data()
 {
     QTest::addColumn<QByteArray>("request");
-    for (const char *request : {"declare_queue ops_q", "declare_exchange ex", "bind a b c",
-                                "publish CipherMQ_exchange k {}", "publish_batch e k []",
-                                "consume receiver_1_queue", "fetch receiver_1_queue", "ack m1",
-                                "nack m1", "resend m1", "register_public_key AAAA",
-                                "get_public_key receiver_1", "heartbeat 5", "pong", "qos 1"}) {
+    for (const char *request :
+         {"declare_queue ops_q", "declare_exchange ex", "bind a b c",
+          "publish CipherMQ_exchange k {}", "publish_batch e k []", "consume receiver_1_queue",
+          "fetch receiver_1_queue", "ack m1", "nack m1", "resend m1", "register_public_key AAAA",
+          "get_public_key receiver_1", "heartbeat 5", "pong", "qos 1"}) {
         QTest::newRow(request) << QByteArray(request);
     }
 }
@@ -321,11 +321,12 @@ void tst_Admin::adminListenerRefusesDataCommands_data()
 void tst_Admin::adminListenerRefusesDataCommands()
 {
     QFETCH(QByteArray, request);
-    const QByteArray word = request.left(request.indexOf(' ') < 0 ? request.size()
-                                                                 : request.indexOf(' '));
+    const QByteArray word =
+        request.left(request.indexOf(' ') < 0 ? request.size() : request.indexOf(' '));
     QCOMPARE(m_admin->request(request),
-             "Error: '" + word + "' is a data-path command; the admin listener accepts only "
-                                 "admin commands");
+             "Error: '" + word +
+                 "' is a data-path command; the admin listener accepts only "
+                 "admin commands");
 }
 
 void tst_Admin::help()
@@ -397,16 +398,18 @@ void tst_Admin::connections()
     QCOMPARE(pub.value("requests").toInt(), 3);
     QVERIFY(pub.value("bytes_in").toInt() > 3 * envelope("conn-0").size());
     QVERIFY(pub.value("bytes_out").toInt() >= 3 * 11);
-    QVERIFY(QDateTime::fromString(pub.value("connected_at").toString(), Qt::ISODateWithMs).isValid());
+    QVERIFY(
+        QDateTime::fromString(pub.value("connected_at").toString(), Qt::ISODateWithMs).isValid());
     const QJsonObject cert = pub.value("certificate").toObject();
     QVERIFY2(cert.value("subject").toString().contains(QLatin1String("CN=publisher-svc-1")),
              qPrintable(cert.value("subject").toString()));
     QVERIFY2(cert.value("issuer").toString().contains(QLatin1String("CipherMQ Test CA")),
              qPrintable(cert.value("issuer").toString()));
     QCOMPARE(cert.value("serial").toString(),
-             QString::fromLatin1(publisher->socket().sslConfiguration().localCertificate().serialNumber()));
-    QVERIFY(QDateTime::fromString(cert.value("not_after").toString(), Qt::ISODateWithMs)
-            > QDateTime::currentDateTimeUtc());
+             QString::fromLatin1(
+                 publisher->socket().sslConfiguration().localCertificate().serialNumber()));
+    QVERIFY(QDateTime::fromString(cert.value("not_after").toString(), Qt::ISODateWithMs) >
+            QDateTime::currentDateTimeUtc());
 
     // The consumer: find it by its consumed queue.
     QJsonObject con;
@@ -448,13 +451,16 @@ void tst_Admin::rateLimits()
     QJsonObject ip;
     for (const QJsonValue &v : buckets) {
         const QJsonObject o = v.toObject();
-        if (o.value("scope") == QStringLiteral("cn") && o.value("key") == QStringLiteral("sender_1"))
+        if (o.value("scope") == QStringLiteral("cn") &&
+            o.value("key") == QStringLiteral("sender_1"))
             sender = o;
-        if (o.value("scope") == QStringLiteral("ip") && o.value("key") == QStringLiteral("127.0.0.1"))
+        if (o.value("scope") == QStringLiteral("ip") &&
+            o.value("key") == QStringLiteral("127.0.0.1"))
             ip = o;
     }
     // m_sender and the refusal matrix's client; others may still be closing.
-    QVERIFY2(sender.value("connections").toInt() >= 2, qPrintable(QString::number(sender.value("connections").toInt())));
+    QVERIFY2(sender.value("connections").toInt() >= 2,
+             qPrintable(QString::number(sender.value("connections").toInt())));
     QCOMPARE(sender.value("connection_limit").toInt(), 20);
     QCOMPARE(ip.value("connections").toInt(), limits.value("connections").toInt());
     QCOMPARE(ip.value("connection_limit").toInt(), 50);
@@ -472,17 +478,27 @@ void tst_Admin::metricsPassesPromtool()
     m_admin->send("metrics");
     const QByteArray text = readMetrics(m_admin);
     QVERIFY2(text.endsWith("\n# EOF\n"), text.right(200).constData());
-    for (const char *family :
-         {"ciphermq_messages_published_total", "ciphermq_messages_routed_total",
-          "ciphermq_messages_unroutable_total", "ciphermq_messages_delivered_total",
-          "ciphermq_messages_redelivered_total", "ciphermq_messages_acknowledged_total",
-          "ciphermq_messages_evicted_total", "ciphermq_messages_rejected_total",
-          "ciphermq_queue_messages_ready", "ciphermq_queue_messages_unacked",
-          "ciphermq_queue_consumers", "ciphermq_queue_messages_bytes", "ciphermq_connections",
-          "ciphermq_tls_handshake_failures_total", "ciphermq_rate_limit_rejections_total",
-          "ciphermq_storage_batch_records", "ciphermq_storage_commit_duration_seconds",
-          "ciphermq_publish_ack_latency_seconds", "ciphermq_process_resident_memory_bytes",
-          "ciphermq_process_open_fds", "ciphermq_uptime_seconds"}) {
+    for (const char *family : {"ciphermq_messages_published_total",
+                               "ciphermq_messages_routed_total",
+                               "ciphermq_messages_unroutable_total",
+                               "ciphermq_messages_delivered_total",
+                               "ciphermq_messages_redelivered_total",
+                               "ciphermq_messages_acknowledged_total",
+                               "ciphermq_messages_evicted_total",
+                               "ciphermq_messages_rejected_total",
+                               "ciphermq_queue_messages_ready",
+                               "ciphermq_queue_messages_unacked",
+                               "ciphermq_queue_consumers",
+                               "ciphermq_queue_messages_bytes",
+                               "ciphermq_connections",
+                               "ciphermq_tls_handshake_failures_total",
+                               "ciphermq_rate_limit_rejections_total",
+                               "ciphermq_storage_batch_records",
+                               "ciphermq_storage_commit_duration_seconds",
+                               "ciphermq_publish_ack_latency_seconds",
+                               "ciphermq_process_resident_memory_bytes",
+                               "ciphermq_process_open_fds",
+                               "ciphermq_uptime_seconds"}) {
         QVERIFY2(text.contains("# TYPE " + QByteArray(family) + ' '), family);
     }
     QVERIFY(text.contains("ciphermq_queue_messages_ready{queue=\"receiver_1_metrics\"} 4\n"));
@@ -520,9 +536,10 @@ void tst_Admin::json()
     const QJsonObject counters = o.value("counters").toObject();
     QVERIFY(counters.value("messages_routed").toInt() >= 1);
     QCOMPARE(counters.value("messages_published").toInt(),
-             counters.value("messages_routed").toInt() + counters.value("messages_unroutable").toInt()
-                 + counters.value("messages_duplicate").toInt()
-                 + counters.value("messages_rejected").toInt());
+             counters.value("messages_routed").toInt() +
+                 counters.value("messages_unroutable").toInt() +
+                 counters.value("messages_duplicate").toInt() +
+                 counters.value("messages_rejected").toInt());
     QVERIFY(counters.value("connections_opened").toInt() >= 3);
     QVERIFY(counters.value("connections_refused").toInt() >= 1); // the access tests
     QVERIFY(counters.value("bytes_received").toInt() > 0);
@@ -613,8 +630,9 @@ void tst_Admin::purge()
     QCOMPARE(consumer->request("fetch receiver_1_purge").left(17), "Message: purge-0 ");
 
     const QJsonObject reply = ask("purge receiver_1_purge").toObject();
-    QCOMPARE(reply, (QJsonObject{{"ok", true}, {"action", "purge"},
-                                 {"queue", "receiver_1_purge"}, {"purged", 5}}));
+    QCOMPARE(reply,
+             (QJsonObject{
+                 {"ok", true}, {"action", "purge"}, {"queue", "receiver_1_purge"}, {"purged", 5}}));
     const QJsonObject queue =
         findBy(ask("queues").toArray(), "name", QStringLiteral("receiver_1_purge"));
     QCOMPARE(queue.value("ready").toInt(), 0);
@@ -639,16 +657,21 @@ void tst_Admin::deleteQueue()
     publish("receiver_1_delete", "delete-1"); // stays ready: prefetch 1 is used up
 
     const QJsonObject reply = ask("delete_queue receiver_1_delete").toObject();
-    QCOMPARE(reply, (QJsonObject{{"ok", true}, {"action", "delete_queue"},
-                                 {"queue", "receiver_1_delete"}, {"messages_dropped", 2},
-                                 {"consumers_cancelled", 1}, {"bindings_removed", 1}}));
+    QCOMPARE(reply, (QJsonObject{{"ok", true},
+                                 {"action", "delete_queue"},
+                                 {"queue", "receiver_1_delete"},
+                                 {"messages_dropped", 2},
+                                 {"consumers_cancelled", 1},
+                                 {"bindings_removed", 1}}));
     QVERIFY(findBy(ask("queues").toArray(), "name", QStringLiteral("receiver_1_delete")).isEmpty());
-    QVERIFY(findBy(ask("bindings").toArray(), "queue", QStringLiteral("receiver_1_delete")).isEmpty());
+    QVERIFY(
+        findBy(ask("bindings").toArray(), "queue", QStringLiteral("receiver_1_delete")).isEmpty());
     QCOMPARE(consumer->request("ack delete-0"),
              "Error: Message delete-0 is not awaiting acknowledgement from this connection");
-    QCOMPARE(m_sender->request("publish CipherMQ_exchange receiver_1_delete " + envelope("delete-2")),
-             "Error: No queues bound to exchange 'CipherMQ_exchange' with routing key "
-             "'receiver_1_delete'");
+    QCOMPARE(
+        m_sender->request("publish CipherMQ_exchange receiver_1_delete " + envelope("delete-2")),
+        "Error: No queues bound to exchange 'CipherMQ_exchange' with routing key "
+        "'receiver_1_delete'");
     // The consumer's connection is still fine; a new queue of that name starts empty.
     QCOMPARE(consumer->request("declare_queue receiver_1_delete"), "Queue declared");
     QCOMPARE(consumer->request("fetch receiver_1_delete"), "No messages");
@@ -665,8 +688,11 @@ void tst_Admin::disconnectDataClient()
     const qint64 id = entry.value("id").toInteger();
     QVERIFY(id > 0);
     const QJsonObject reply = ask("disconnect " + QByteArray::number(id)).toObject();
-    QCOMPARE(reply, (QJsonObject{{"ok", true}, {"action", "disconnect"}, {"connection_id", id},
-                                 {"cn", "receiver_2"}, {"listener", "data"}}));
+    QCOMPARE(reply, (QJsonObject{{"ok", true},
+                                 {"action", "disconnect"},
+                                 {"connection_id", id},
+                                 {"cn", "receiver_2"},
+                                 {"listener", "data"}}));
     QCOMPARE(victim->readLine(), "Error: Disconnected by an administrator");
     QVERIFY(victim->waitForDisconnected());
     QTRY_VERIFY(findBy(ask("connections").toArray(), "id", id).isEmpty());
@@ -680,8 +706,8 @@ void tst_Admin::disconnectAdminClient()
     qint64 id = 0;
     for (const QJsonValue &v : all) {
         const QJsonObject o = v.toObject();
-        if (o.value("listener") == QStringLiteral("admin")
-            && o.value("port").toInt() == int(other->socket().localPort()))
+        if (o.value("listener") == QStringLiteral("admin") &&
+            o.value("port").toInt() == int(other->socket().localPort()))
             id = o.value("id").toInteger();
     }
     QVERIFY(id > 0);
@@ -693,11 +719,14 @@ void tst_Admin::disconnectAdminClient()
     TestClient *self = adminClient();
     qint64 selfId = 0;
     for (const QJsonValue &v : parse(self->request("connections")).toArray()) {
-        if (v.toObject().value("port").toInt() == int(self->socket().localPort())
-            && v.toObject().value("listener") == QStringLiteral("admin"))
+        if (v.toObject().value("port").toInt() == int(self->socket().localPort()) &&
+            v.toObject().value("listener") == QStringLiteral("admin"))
             selfId = v.toObject().value("id").toInteger();
     }
-    QVERIFY(parse(self->request("disconnect " + QByteArray::number(selfId))).toObject().value("ok").toBool());
+    QVERIFY(parse(self->request("disconnect " + QByteArray::number(selfId)))
+                .toObject()
+                .value("ok")
+                .toBool());
     QCOMPARE(self->readLine(), "Notice: Disconnected by an administrator");
     QVERIFY(self->waitForDisconnected());
 }
@@ -708,19 +737,19 @@ void tst_Admin::errors_data()
     QTest::addColumn<QByteArray>("reply");
     QTest::newRow("unknown") << QByteArray("stats")
                              << QByteArray("Error: Unknown admin command 'stats' (try help)");
-    QTest::newRow("purge missing") << QByteArray("purge")
-                                   << QByteArray("Error: Missing queue name");
-    QTest::newRow("purge unknown") << QByteArray("purge nosuch")
-                                   << QByteArray("Error: Queue 'nosuch' not found");
-    QTest::newRow("disconnect unknown") << QByteArray("disconnect 999999")
-                                        << QByteArray("Error: Connection 999999 not found");
-    QTest::newRow("disconnect bad") << QByteArray("disconnect x")
-                                    << QByteArray("Error: Invalid connection id 'x'");
+    QTest::newRow("purge missing")
+        << QByteArray("purge") << QByteArray("Error: Missing queue name");
+    QTest::newRow("purge unknown")
+        << QByteArray("purge nosuch") << QByteArray("Error: Queue 'nosuch' not found");
+    QTest::newRow("disconnect unknown")
+        << QByteArray("disconnect 999999") << QByteArray("Error: Connection 999999 not found");
+    QTest::newRow("disconnect bad")
+        << QByteArray("disconnect x") << QByteArray("Error: Invalid connection id 'x'");
     QTest::newRow("watch bad") << QByteArray("watch 5")
                                << QByteArray("Error: Invalid interval: expected milliseconds "
                                              "from 100 to 60000");
-    QTest::newRow("invalid utf-8") << QByteArray("queues \xff")
-                                   << QByteArray("Error: Invalid UTF-8 in request line");
+    QTest::newRow("invalid utf-8")
+        << QByteArray("queues \xff") << QByteArray("Error: Invalid UTF-8 in request line");
 }
 
 void tst_Admin::errors()
@@ -763,8 +792,9 @@ void tst_Admin::reloadByCommand()
     TestClient admin2("ops-admin-2");
     QVERIFY(admin2.connectTo(m_adminPort));
     QVERIFY(parse(admin2.request("help")).toObject().contains("commands"));
-    QCOMPARE(ask("ratelimits").toObject().value("settings").toObject().value("global_rps").toDouble(),
-             321.0);
+    QCOMPARE(
+        ask("ratelimits").toObject().value("settings").toObject().value("global_rps").toDouble(),
+        321.0);
     TestClient refused("receiver_2");
     QVERIFY(refused.connectTo(m_broker.port()));
     QCOMPARE(refused.readLine(), "Error: Unauthorized: certificate CN 'receiver_2' has no role");
@@ -792,8 +822,9 @@ void tst_Admin::reloadWithBrokenFile()
     const QByteArray reply = m_admin->request("reload");
     QVERIFY2(reply.startsWith("Error: Reload failed: " + path.toUtf8() + ":"), reply.constData());
     QVERIFY2(reply.endsWith("; the running configuration is unchanged"), reply.constData());
-    QCOMPARE(ask("ratelimits").toObject().value("settings").toObject().value("global_rps").toDouble(),
-             321.0);
+    QCOMPARE(
+        ask("ratelimits").toObject().value("settings").toObject().value("global_rps").toDouble(),
+        321.0);
     m_broker.writeConfig(); // a good file again for whoever comes next
 }
 
@@ -853,8 +884,9 @@ void tst_Admin::adminClientLibrary()
     refused.connectToBroker(QStringLiteral("localhost"), m_adminPort);
     QTRY_COMPARE_WITH_TIMEOUT(closed.size(), 1, 15000);
     QVERIFY(!errors.isEmpty());
-    QCOMPARE(errors.first().at(0).toString(),
-             QStringLiteral("Unauthorized: certificate CN 'sender_1' does not have the Admin role"));
+    QCOMPARE(
+        errors.first().at(0).toString(),
+        QStringLiteral("Unauthorized: certificate CN 'sender_1' does not have the Admin role"));
 }
 
 void tst_Admin::cmqAdmin_data()
@@ -882,13 +914,14 @@ void tst_Admin::cmqAdmin_data()
                           << QByteArray("\"delete_queue\"") << QByteArray();
     QTest::newRow("purge") << "ops-admin" << QStringList{"purge", "receiver_1_views"} << 0
                            << QByteArray("\"action\": \"purge\"") << QByteArray();
-    QTest::newRow("delete_queue") << "ops-admin" << QStringList{"delete_queue", "receiver_1_metrics"}
-                                  << 0 << QByteArray("\"messages_dropped\": 4") << QByteArray();
+    QTest::newRow("delete_queue") << "ops-admin"
+                                  << QStringList{"delete_queue", "receiver_1_metrics"} << 0
+                                  << QByteArray("\"messages_dropped\": 4") << QByteArray();
     QTest::newRow("reload") << "ops-admin" << QStringList{"reload"} << 0
                             << QByteArray("\"action\": \"reload\"") << QByteArray();
-    QTest::newRow("disconnect unknown") << "ops-admin" << QStringList{"disconnect", "999999"} << 1
-                                        << QByteArray()
-                                        << QByteArray("Error: Connection 999999 not found");
+    QTest::newRow("disconnect unknown")
+        << "ops-admin" << QStringList{"disconnect", "999999"} << 1 << QByteArray()
+        << QByteArray("Error: Connection 999999 not found");
     QTest::newRow("error reply") << "ops-admin" << QStringList{"purge", "nosuch"} << 1
                                  << QByteArray() << QByteArray("Error: Queue 'nosuch' not found");
     QTest::newRow("bad arguments") << "ops-admin" << QStringList{"watch", "1"} << 2 << QByteArray()
@@ -928,7 +961,8 @@ void tst_Admin::cmqAdminWatch()
     env.insert(QStringLiteral("CMQ_CERT"), certFile(QStringLiteral("ops-admin.crt")));
     env.insert(QStringLiteral("CMQ_KEY"), certFile(QStringLiteral("ops-admin.key")));
     env.insert(QStringLiteral("CMQ_CA"), certFile(QStringLiteral("ca.crt")));
-    env.insert(QStringLiteral("CMQ_ADMIN_ADDRESS"), QStringLiteral("127.0.0.1:%1").arg(m_adminPort));
+    env.insert(QStringLiteral("CMQ_ADMIN_ADDRESS"),
+               QStringLiteral("127.0.0.1:%1").arg(m_adminPort));
     cmq.setProcessEnvironment(env);
     cmq.start(QStringLiteral(CMQ_CLI_BIN),
               {QStringLiteral("admin"), QStringLiteral("--count"), QStringLiteral("3"),

@@ -56,8 +56,8 @@ HttpReply get(quint16 port, const QByteArray &path, const QByteArray &method = "
     socket.connectToHost(QHostAddress::LocalHost, port);
     if (!socket.waitForConnected(5000))
         return {};
-    return exchange(socket, method + ' ' + path
-                                + " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+    return exchange(socket, method + ' ' + path +
+                                " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
 }
 
 // Over mutual TLS as `identity` (empty: no client certificate).
@@ -117,10 +117,12 @@ private:
 void tst_Prometheus::initTestCase()
 {
     m_plainMetrics = freePort();
-    m_plain.set("admin.metrics_http_address", quoted(QStringLiteral("127.0.0.1:%1").arg(m_plainMetrics)));
+    m_plain.set("admin.metrics_http_address",
+                quoted(QStringLiteral("127.0.0.1:%1").arg(m_plainMetrics)));
     QVERIFY2(m_plain.start(), m_plain.output().constData());
     m_tlsMetrics = freePort();
-    m_tls.set("admin.metrics_http_address", quoted(QStringLiteral("127.0.0.1:%1").arg(m_tlsMetrics)));
+    m_tls.set("admin.metrics_http_address",
+              quoted(QStringLiteral("127.0.0.1:%1").arg(m_tlsMetrics)));
     m_tls.set("admin.metrics_http_tls", "true");
     QVERIFY2(m_tls.start(), m_tls.output().constData());
 
@@ -135,9 +137,10 @@ void tst_Prometheus::initTestCase()
     QVERIFY(sender.connectTo(m_plain.port()));
     for (int i = 0; i < 7; ++i) {
         const QByteArray id = "prom-" + QByteArray::number(i);
-        QCOMPARE(sender.request("publish CipherMQ_exchange receiver_1_prom {\"message_id\":\"" + id
-                                + "\",\"receiver_client_id\":\"receiver_1\",\"enc_session_key\":"
-                                  "\"ZW5j\",\"nonce\":\"bm9uY2U=\",\"ciphertext\":\"Y2lw\"}"),
+        QCOMPARE(sender.request("publish CipherMQ_exchange receiver_1_prom {\"message_id\":\"" +
+                                id +
+                                "\",\"receiver_client_id\":\"receiver_1\",\"enc_session_key\":"
+                                "\"ZW5j\",\"nonce\":\"bm9uY2U=\",\"ciphertext\":\"Y2lw\"}"),
                  "ACK " + id);
     }
 }
@@ -216,7 +219,8 @@ void tst_Prometheus::tlsEndpoint()
 
 QJsonArray tst_Prometheus::query(const QByteArray &promql)
 {
-    const HttpReply reply = get(m_promPort, "/api/v1/query?query=" + QUrl::toPercentEncoding(promql));
+    const HttpReply reply =
+        get(m_promPort, "/api/v1/query?query=" + QUrl::toPercentEncoding(promql));
     if (reply.status != 200)
         return {};
     const QJsonObject o = QJsonDocument::fromJson(reply.body).object();
@@ -254,9 +258,10 @@ scrape_configs:
                    .toUtf8());
     file.close();
     m_prometheus.setProcessChannelMode(QProcess::MergedChannels);
-    m_prometheus.start(binary, {QStringLiteral("--config.file=") + config,
-                                QStringLiteral("--storage.tsdb.path=") + m_promDir.filePath("data"),
-                                QStringLiteral("--web.listen-address=127.0.0.1:%1").arg(m_promPort)});
+    m_prometheus.start(binary,
+                       {QStringLiteral("--config.file=") + config,
+                        QStringLiteral("--storage.tsdb.path=") + m_promDir.filePath("data"),
+                        QStringLiteral("--web.listen-address=127.0.0.1:%1").arg(m_promPort)});
     QVERIFY(m_prometheus.waitForStarted());
 
     // Both targets up: the query API answers "up" = 1 for each job once it has scraped.
@@ -281,13 +286,16 @@ scrape_configs:
     // What Prometheus stored is what the broker counted.
     const QJsonArray routed = query("ciphermq_messages_routed_total{job=\"ciphermq-plain\"}");
     QCOMPARE(routed.size(), 1);
-    QCOMPARE(routed.at(0).toObject().value("value").toArray().at(1).toString(), QStringLiteral("7"));
+    QCOMPARE(routed.at(0).toObject().value("value").toArray().at(1).toString(),
+             QStringLiteral("7"));
     const QJsonArray ready = query("ciphermq_queue_messages_ready{queue=\"receiver_1_prom\"}");
     QCOMPARE(ready.size(), 1);
     QCOMPARE(ready.at(0).toObject().value("value").toArray().at(1).toString(), QStringLiteral("7"));
-    const QJsonArray latency = query("ciphermq_publish_ack_latency_seconds_count{job=\"ciphermq-plain\"}");
+    const QJsonArray latency =
+        query("ciphermq_publish_ack_latency_seconds_count{job=\"ciphermq-plain\"}");
     QCOMPARE(latency.size(), 1);
-    QCOMPARE(latency.at(0).toObject().value("value").toArray().at(1).toString(), QStringLiteral("7"));
+    QCOMPARE(latency.at(0).toObject().value("value").toArray().at(1).toString(),
+             QStringLiteral("7"));
 }
 
 QTEST_GUILESS_MAIN(tst_Prometheus)

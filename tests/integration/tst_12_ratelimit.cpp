@@ -21,8 +21,8 @@ namespace {
 
 QByteArray envelope(const QByteArray &id)
 {
-    return R"({"message_id":")" + id
-           + R"(","receiver_client_id":"receiver_1","enc_session_key":"ZW5j","nonce":"bm9uY2U=","ciphertext":"Y2lwaGVy"})";
+    return R"({"message_id":")" + id +
+           R"(","receiver_client_id":"receiver_1","enc_session_key":"ZW5j","nonce":"bm9uY2U=","ciphertext":"Y2lwaGVy"})";
 }
 
 } // namespace
@@ -187,15 +187,15 @@ void tst_RateLimit::batchOverRateIsRefusedPerMessage()
     sender->send("publish_batch CipherMQ_exchange receiver_1_rl " + batch);
     for (int i = 0; i < 6; ++i)
         QCOMPARE(sender->readLine(), "ACK b-" + QByteArray::number(i));
-    sender->send("publish_batch CipherMQ_exchange receiver_1_rl [" + envelope("b-6") + ","
-                 + envelope("b-7") + "]");
+    sender->send("publish_batch CipherMQ_exchange receiver_1_rl [" + envelope("b-6") + "," +
+                 envelope("b-7") + "]");
     const QByteArray text = "Error: rate limit exceeded: publish rate of CN 'publisher-svc-1' is "
                             "limited to 2/s (burst 5) for message ";
     QCOMPARE(sender->readLine(), text + "b-6");
     QCOMPARE(sender->readLine(), text + "b-7");
-    QCOMPARE(bucket("cn", "publisher-svc-1").value("publish").toObject().value("tokens").toDouble()
-                 < 0,
-             true);
+    QCOMPARE(
+        bucket("cn", "publisher-svc-1").value("publish").toObject().value("tokens").toDouble() < 0,
+        true);
 }
 
 void tst_RateLimit::requestRate()
@@ -253,7 +253,8 @@ void tst_RateLimit::failedHandshakesAreNotCounted()
     connect("svc-c");
     QTRY_COMPARE(bucket("ip", "127.0.0.1").value("connections").toInt(), 2);
     const int before = 2;
-    const int opened = admin("json").value("counters").toObject().value("connections_opened").toInt();
+    const int opened =
+        admin("json").value("counters").toObject().value("connections_opened").toInt();
     // Handshakes that fail, connections that never speak TLS, and identities refused right
     // after the handshake: none of them is ever counted (or discounted).
     for (const char *identity : {"", "wrongca-client", "expired", "stranger", "nocn"}) {

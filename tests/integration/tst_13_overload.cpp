@@ -36,16 +36,16 @@ qint64 residentKb(qint64 pid)
 QByteArray envelope(const QByteArray &id, qsizetype ciphertextBytes = 8)
 {
     const QByteArray cipher = QByteArray(ciphertextBytes * 3 / 4, 'x').toBase64();
-    return R"({"message_id":")" + id
-           + R"(","receiver_client_id":"receiver_1","enc_session_key":"ZW5j","nonce":"bm9uY2U=","ciphertext":")"
-           + cipher + R"("})";
+    return R"({"message_id":")" + id +
+           R"(","receiver_client_id":"receiver_1","enc_session_key":"ZW5j","nonce":"bm9uY2U=","ciphertext":")" +
+           cipher + R"("})";
 }
 
 bool served(quint16 port, int timeoutMs = 5000)
 {
     TestClient client("sender_1");
-    return client.connectTo(port, timeoutMs)
-           && client.request("get_public_key nobody", timeoutMs) == "Public key not found";
+    return client.connectTo(port, timeoutMs) &&
+           client.request("get_public_key nobody", timeoutMs) == "Public key not found";
 }
 
 } // namespace
@@ -137,8 +137,7 @@ void tst_Overload::handshakeCap()
                                       "reason=\"handshake_limit\"}")
                 .split(' ')
                 .last()
-                .toInt()
-            >= 1);
+                .toInt() >= 1);
     QCOMPARE(operatorClient.readLineStartingWith(
                  "ciphermq_tls_handshake_failures_total{listener=\"data\",reason=\"timeout\"}"),
              "ciphermq_tls_handshake_failures_total{listener=\"data\",reason=\"timeout\"} 8");

@@ -43,7 +43,7 @@ static QStringList streamArguments(quint16 port, const QString &outbox, int from
                        QStringLiteral("--from"),
                        QString::number(from),
                        QStringLiteral("--delay-ms"),
-                       QStringLiteral("20"),
+                       QStringLiteral("40"),
                        QStringLiteral("--burst"),
                        QStringLiteral("3")} +
            cmqConnection(QStringLiteral("svc-a"), {port});

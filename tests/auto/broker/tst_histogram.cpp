@@ -25,12 +25,12 @@ void tst_Histogram::buckets_data()
     QTest::addColumn<quint64>("count");
     QTest::addColumn<double>("sum");
     QTest::newRow("empty") << QList<double>{} << QList<quint64>{0, 0, 0} << quint64(0) << 0.0;
-    QTest::newRow("bounds are inclusive") << QList<double>{1, 2, 4}
-                                          << QList<quint64>{1, 2, 3} << quint64(3) << 7.0;
-    QTest::newRow("above the last bound") << QList<double>{0.5, 100}
-                                          << QList<quint64>{1, 1, 1} << quint64(2) << 100.5;
-    QTest::newRow("between bounds") << QList<double>{1.5, 1.9, 3}
-                                    << QList<quint64>{0, 2, 3} << quint64(3) << 6.4;
+    QTest::newRow("bounds are inclusive")
+        << QList<double>{1, 2, 4} << QList<quint64>{1, 2, 3} << quint64(3) << 7.0;
+    QTest::newRow("above the last bound")
+        << QList<double>{0.5, 100} << QList<quint64>{1, 1, 1} << quint64(2) << 100.5;
+    QTest::newRow("between bounds")
+        << QList<double>{1.5, 1.9, 3} << QList<quint64>{0, 2, 3} << quint64(3) << 6.4;
 }
 
 void tst_Histogram::buckets()

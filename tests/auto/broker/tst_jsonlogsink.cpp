@@ -32,11 +32,16 @@ void tst_JsonLogSink::format_data()
     QTest::addColumn<int>("type");
     QTest::addColumn<QString>("message");
     QTest::addColumn<QString>("level");
-    QTest::newRow("info") << int(QtInfoMsg) << "connection 1: sender_1" << "info";
-    QTest::newRow("debug") << int(QtDebugMsg) << "x" << "debug";
-    QTest::newRow("warning") << int(QtWarningMsg) << "line too long" << "warn";
-    QTest::newRow("critical") << int(QtCriticalMsg) << "storage down" << "error";
-    QTest::newRow("control chars") << int(QtInfoMsg) << "a\nb\t\"c\"\x01" << "info";
+    QTest::newRow("info") << int(QtInfoMsg) << "connection 1: sender_1"
+                          << "info";
+    QTest::newRow("debug") << int(QtDebugMsg) << "x"
+                           << "debug";
+    QTest::newRow("warning") << int(QtWarningMsg) << "line too long"
+                             << "warn";
+    QTest::newRow("critical") << int(QtCriticalMsg) << "storage down"
+                              << "error";
+    QTest::newRow("control chars") << int(QtInfoMsg) << "a\nb\t\"c\"\x01"
+                                   << "info";
     QTest::newRow("unicode") << int(QtInfoMsg) << QStringLiteral("صف پیام") << "info";
 }
 
@@ -106,7 +111,10 @@ void tst_JsonLogSink::filesByLevel()
         QStringList out;
         for (const QByteArray &line : f.readAll().split('\n')) {
             if (!line.isEmpty())
-                out.append(QJsonDocument::fromJson(line).object().value(QStringLiteral("level")).toString());
+                out.append(QJsonDocument::fromJson(line)
+                               .object()
+                               .value(QStringLiteral("level"))
+                               .toString());
         }
         return out;
     };

@@ -22,8 +22,11 @@ private Q_SLOTS:
 
 void tst_PrometheusWriter::exactText()
 {
-    MetricFamily counter{QStringLiteral("cmq_things_total"), QStringLiteral("Things."),
-                         MetricFamily::Type::Counter, {Sample{{}, 3}}, {}};
+    MetricFamily counter{QStringLiteral("cmq_things_total"),
+                         QStringLiteral("Things."),
+                         MetricFamily::Type::Counter,
+                         {Sample{{}, 3}},
+                         {}};
     MetricFamily gauge{QStringLiteral("cmq_depth"),
                        QStringLiteral("Depth.\nSecond line \\ here."),
                        MetricFamily::Type::Gauge,
@@ -31,13 +34,18 @@ void tst_PrometheusWriter::exactText()
                                 {QStringLiteral("x"), QStringLiteral("b")}},
                                1.5}},
                        {}};
-    MetricFamily empty{QStringLiteral("cmq_none"), QStringLiteral("Nothing yet."),
-                       MetricFamily::Type::Gauge, {}, {}};
+    MetricFamily empty{QStringLiteral("cmq_none"),
+                       QStringLiteral("Nothing yet."),
+                       MetricFamily::Type::Gauge,
+                       {},
+                       {}};
     Histogram h({0.5, 1});
     h.observe(0.25);
     h.observe(3);
-    MetricFamily histogram{QStringLiteral("cmq_latency_seconds"), QStringLiteral("Latency."),
-                           MetricFamily::Type::Histogram, {},
+    MetricFamily histogram{QStringLiteral("cmq_latency_seconds"),
+                           QStringLiteral("Latency."),
+                           MetricFamily::Type::Histogram,
+                           {},
                            {HistogramSample{{{QStringLiteral("op"), QStringLiteral("p")}}, &h}}};
     const QByteArray expected = "# HELP cmq_things_total Things.\n"
                                 "# TYPE cmq_things_total counter\n"
@@ -61,10 +69,14 @@ void tst_PrometheusWriter::escaping_data()
 {
     QTest::addColumn<QString>("value");
     QTest::addColumn<QString>("escaped");
-    QTest::newRow("plain") << "receiver_1_queue" << "receiver_1_queue";
-    QTest::newRow("quote") << "a\"b" << "a\\\"b";
-    QTest::newRow("backslash") << "a\\b" << "a\\\\b";
-    QTest::newRow("newline") << "a\nb" << "a\\nb";
+    QTest::newRow("plain") << "receiver_1_queue"
+                           << "receiver_1_queue";
+    QTest::newRow("quote") << "a\"b"
+                           << "a\\\"b";
+    QTest::newRow("backslash") << "a\\b"
+                               << "a\\\\b";
+    QTest::newRow("newline") << "a\nb"
+                             << "a\\nb";
     QTest::newRow("unicode kept") << QStringLiteral("صف") << QStringLiteral("صف");
 }
 

@@ -77,8 +77,7 @@ void tst_RateLimiter::requestSequence_data()
                                                 << "1101";
     QTest::newRow("publish refill at 1 s") << settings(100, 100, 1, 1) << "p +999 p +1 p"
                                            << "101";
-    QTest::newRow("publish takes a global token too") << settings(10, 2, 100, 100)
-                                                      << "p p p g"
+    QTest::newRow("publish takes a global token too") << settings(10, 2, 100, 100) << "p p p g"
                                                       << "1100";
     QTest::newRow("global refusal blocks publish") << settings(1, 1, 100, 100) << "g p +1000 p"
                                                    << "101";
@@ -185,7 +184,8 @@ void tst_RateLimiter::mappedIpv4IsTheSameClient()
     ManualClock clock;
     RateLimiter limiter(settings(10, 1, 100, 100), clock);
     QVERIFY(!limiter.admitRequest(QStringLiteral("a"), kIp1, 0));
-    QVERIFY(limiter.admitRequest(QStringLiteral("b"), QHostAddress(QStringLiteral("::ffff:10.0.0.1")), 0));
+    QVERIFY(limiter.admitRequest(QStringLiteral("b"),
+                                 QHostAddress(QStringLiteral("::ffff:10.0.0.1")), 0));
 }
 
 void tst_RateLimiter::ipRatesOfTheirOwn()
@@ -228,8 +228,8 @@ void tst_RateLimiter::connectionCaps_data()
                             << QStringList{"1", "1", "cn_limit", "1"};
     QTest::newRow("per ip") << 2 << 20 << QStringList{"a@1", "b@1", "c@1", "c@2"}
                             << QStringList{"1", "1", "ip_limit", "1"};
-    QTest::newRow("ip checked first") << 1 << 1 << QStringList{"a@1", "a@1"}
-                                      << QStringList{"1", "ip_limit"};
+    QTest::newRow("ip checked first")
+        << 1 << 1 << QStringList{"a@1", "a@1"} << QStringList{"1", "ip_limit"};
 }
 
 void tst_RateLimiter::connectionCaps()
@@ -312,9 +312,9 @@ void tst_RateLimiter::countersAndViews()
     RateLimiter limiter(settings(10, 2, 5, 1), clock);
     QVERIFY(!limiter.acquireConnection(QStringLiteral("svc"), kIp1));
     QVERIFY(!limiter.admitRequest(QStringLiteral("svc"), kIp1, 1));
-    QVERIFY(limiter.admitRequest(QStringLiteral("svc"), kIp1, 1));  // publish empty
+    QVERIFY(limiter.admitRequest(QStringLiteral("svc"), kIp1, 1)); // publish empty
     QVERIFY(!limiter.admitRequest(QStringLiteral("svc"), kIp1, 0));
-    QVERIFY(limiter.admitRequest(QStringLiteral("svc"), kIp1, 0));  // global empty
+    QVERIFY(limiter.admitRequest(QStringLiteral("svc"), kIp1, 0)); // global empty
     clock.advanceMs(50);
     const auto views = limiter.clients();
     QCOMPARE(views.size(), 2);
@@ -360,7 +360,7 @@ void tst_RateLimiter::idleEntriesAreFreed()
     limiter.releaseConnection(QStringLiteral("stays"), kIp1);
     clock.advanceMs(60000);
     QVERIFY(!limiter.admitRequest(QStringLiteral("x"), kIp2, 0)); // sweeps on the way
-    QCOMPARE(limiter.trackedEntries(), 2);                          // only x and 10.0.0.2
+    QCOMPARE(limiter.trackedEntries(), 2);                        // only x and 10.0.0.2
 }
 
 void tst_RateLimiter::churnIsBounded()

@@ -53,8 +53,8 @@ void tst_RotatingFile::byTime_data()
     // Writes at 23:10, then +step, +step: the rotated names are the periods that ended.
     QTest::newRow("hourly") << "hourly" << 60
                             << QStringList{"app.log.2025-01-31T23", "app.log.2025-02-01T00"};
-    QTest::newRow("hourly, across midnight") << "hourly" << 30
-                                             << QStringList{"app.log.2025-01-31T23"};
+    QTest::newRow("hourly, across midnight")
+        << "hourly" << 30 << QStringList{"app.log.2025-01-31T23"};
     QTest::newRow("hourly, same hour") << "hourly" << 20 << QStringList{};
     QTest::newRow("daily") << "daily" << 30 << QStringList{"app.log.2025-01-31"};
     QTest::newRow("daily, same day") << "daily" << 10 << QStringList{};
@@ -68,9 +68,9 @@ void tst_RotatingFile::byTime()
     QFETCH(QStringList, rotated);
     const QString dir = m_dir.filePath(QStringLiteral("time-") + QTest::currentDataTag());
     QDateTime now(QDate(2025, 1, 31), QTime(23, 10), Qt::UTC);
-    RotatingFile file({dir + QStringLiteral("/app.log"), RotatingFile::periodFromConfig(rotation),
-                       1 << 20, 0},
-                      [&now] { return now; });
+    RotatingFile file(
+        {dir + QStringLiteral("/app.log"), RotatingFile::periodFromConfig(rotation), 1 << 20, 0},
+        [&now] { return now; });
     QVERIFY(file.open());
     file.write("one\n");
     now = now.addSecs(stepMinutes * 60);
@@ -93,13 +93,14 @@ void tst_RotatingFile::bySize()
     RotatingFile file({dir + QStringLiteral("/info.log"), RotatingFile::Period::Daily, 10, 0},
                       [now] { return now; });
     QVERIFY(file.open());
-    file.write("12345\n"); // 6
-    file.write("1234\n");  // 11 > 10: rotates first
-    file.write("123\n");   // 9
-    file.write("1\n");     // 11: rotates
+    file.write("12345\n");         // 6
+    file.write("1234\n");          // 11 > 10: rotates first
+    file.write("123\n");           // 9
+    file.write("1\n");             // 11: rotates
     file.write("0123456789abc\n"); // larger than the limit alone: rotates, then written whole
-    QCOMPARE(names(file.rotatedFiles()),
-             (QStringList{"info.log.2025-03-01", "info.log.2025-03-01.1", "info.log.2025-03-01.2"}));
+    QCOMPARE(
+        names(file.rotatedFiles()),
+        (QStringList{"info.log.2025-03-01", "info.log.2025-03-01.1", "info.log.2025-03-01.2"}));
     QCOMPARE(read(dir + QStringLiteral("/info.log.2025-03-01")), QByteArray("12345\n"));
     QCOMPARE(read(dir + QStringLiteral("/info.log.2025-03-01.1")), QByteArray("1234\n123\n"));
     QCOMPARE(read(dir + QStringLiteral("/info.log.2025-03-01.2")), QByteArray("1\n"));

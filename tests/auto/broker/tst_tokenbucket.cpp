@@ -29,19 +29,18 @@ void tst_TokenBucket::rejectionPoints_data()
     QTest::addColumn<double>("burst");
     QTest::addColumn<QList<int>>("atMs");
     QTest::addColumn<QString>("outcomes");
-    QTest::newRow("burst of 3 then refused") << 2.0 << 3.0 << QList<int>{0, 0, 0, 0}
-                                             << QStringLiteral("1110");
+    QTest::newRow("burst of 3 then refused")
+        << 2.0 << 3.0 << QList<int>{0, 0, 0, 0} << QStringLiteral("1110");
     // 2/s: one token every 500 ms; at 499 ms there is 0.998 of one.
-    QTest::newRow("refill at 500 ms, not 499") << 2.0 << 1.0 << QList<int>{0, 0, 499, 500, 500}
-                                               << QStringLiteral("10010");
-    QTest::newRow("steady at the rate") << 10.0 << 1.0
-                                        << QList<int>{0, 100, 200, 250, 300, 399, 400}
-                                        << QStringLiteral("1110101");
-    QTest::newRow("fractional rate") << 0.5 << 1.0 << QList<int>{0, 1999, 2000}
-                                     << QStringLiteral("101");
-    QTest::newRow("burst refills after idle") << 100.0 << 5.0
-                                              << QList<int>{0, 0, 0, 0, 0, 0, 50, 50, 50, 50, 50, 50}
-                                              << QStringLiteral("111110111110");
+    QTest::newRow("refill at 500 ms, not 499")
+        << 2.0 << 1.0 << QList<int>{0, 0, 499, 500, 500} << QStringLiteral("10010");
+    QTest::newRow("steady at the rate")
+        << 10.0 << 1.0 << QList<int>{0, 100, 200, 250, 300, 399, 400} << QStringLiteral("1110101");
+    QTest::newRow("fractional rate")
+        << 0.5 << 1.0 << QList<int>{0, 1999, 2000} << QStringLiteral("101");
+    QTest::newRow("burst refills after idle")
+        << 100.0 << 5.0 << QList<int>{0, 0, 0, 0, 0, 0, 50, 50, 50, 50, 50, 50}
+        << QStringLiteral("111110111110");
 }
 
 void tst_TokenBucket::rejectionPoints()
@@ -82,9 +81,9 @@ void tst_TokenBucket::debtFromLargeCost()
     QVERIFY(bucket.has(0, 1.0));
     bucket.take(25.0);
     QCOMPARE(bucket.tokens(0), -20.0);
-    QVERIFY(!bucket.has(2000 * kMs, 1.0));   // -20 + 20 = 0
+    QVERIFY(!bucket.has(2000 * kMs, 1.0)); // -20 + 20 = 0
     QVERIFY(!bucket.has(2099 * kMs, 1.0));
-    QVERIFY(bucket.has(2100 * kMs, 1.0));    // 1 token again
+    QVERIFY(bucket.has(2100 * kMs, 1.0)); // 1 token again
 }
 
 void tst_TokenBucket::reconfigureKeepsTokens()

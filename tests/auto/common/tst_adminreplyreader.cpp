@@ -18,14 +18,24 @@ QStringList describe(const QList<AdminMessage> &messages)
     for (const AdminMessage &m : messages) {
         QString kind;
         switch (m.kind) {
-        case Kind::Reply: kind = m.isError ? QStringLiteral("E") : QStringLiteral("R"); break;
-        case Kind::Snapshot: kind = QStringLiteral("S"); break;
-        case Kind::Notice: kind = QStringLiteral("N"); break;
-        case Kind::Unsolicited: kind = QStringLiteral("U"); break;
-        case Kind::Malformed: kind = QStringLiteral("M"); break;
+        case Kind::Reply:
+            kind = m.isError ? QStringLiteral("E") : QStringLiteral("R");
+            break;
+        case Kind::Snapshot:
+            kind = QStringLiteral("S");
+            break;
+        case Kind::Notice:
+            kind = QStringLiteral("N");
+            break;
+        case Kind::Unsolicited:
+            kind = QStringLiteral("U");
+            break;
+        case Kind::Malformed:
+            kind = QStringLiteral("M");
+            break;
         }
-        out.append(kind + u':' + QString::fromLatin1(adminCommandName(m.command)) + u':'
-                   + QString::fromUtf8(m.body));
+        out.append(kind + u':' + QString::fromLatin1(adminCommandName(m.command)) + u':' +
+                   QString::fromUtf8(m.body));
     }
     return out;
 }
@@ -63,11 +73,14 @@ void tst_AdminReplyReader::sequences_data()
         << QByteArray("{\"ok\":true}\nSnapshot: {\"sequence\":1}\nSnapshot: {\"sequence\":2}\n"
                       "{\"ok\":true,\"action\":\"unwatch\"}\n")
         << QStringList{"R:watch:{\"ok\":true}", "S:watch:{\"sequence\":1}",
-                       "S:watch:{\"sequence\":2}", "R:unwatch:{\"ok\":true,\"action\":\"unwatch\"}"};
+                       "S:watch:{\"sequence\":2}",
+                       "R:unwatch:{\"ok\":true,\"action\":\"unwatch\"}"};
     QTest::newRow("refusal before any request")
         << QList<int>{}
-        << QByteArray("Error: Unauthorized: certificate CN 'sender_1' does not have the Admin role\n")
-        << QStringList{"U:unknown:Unauthorized: certificate CN 'sender_1' does not have the Admin role"};
+        << QByteArray(
+               "Error: Unauthorized: certificate CN 'sender_1' does not have the Admin role\n")
+        << QStringList{
+               "U:unknown:Unauthorized: certificate CN 'sender_1' does not have the Admin role"};
     QTest::newRow("notice") << QList<int>{}
                             << QByteArray("Notice: Disconnected by an administrator\n")
                             << QStringList{"N:unknown:Disconnected by an administrator"};

@@ -98,26 +98,28 @@ void tst_AdminRequest::invalid_data()
                                     << QByteArray("Error: 'heartbeat' is a data-path command; "
                                                   "the admin listener accepts only admin "
                                                   "commands");
-    QTest::newRow("purge no queue") << QByteArray("purge") << QByteArray("Error: Missing queue name");
-    QTest::newRow("delete no queue") << QByteArray("delete_queue ")
-                                     << QByteArray("Error: Missing queue name");
+    QTest::newRow("purge no queue")
+        << QByteArray("purge") << QByteArray("Error: Missing queue name");
+    QTest::newRow("delete no queue")
+        << QByteArray("delete_queue ") << QByteArray("Error: Missing queue name");
     QTest::newRow("purge two") << QByteArray("purge a b")
                                << QByteArray("Error: Too many arguments for 'purge'");
     QTest::newRow("purge control")
         << QByteArray("purge a\x01")
         << QByteArray("Error: Invalid queue name: must not contain spaces or control characters");
-    QTest::newRow("purge too long") << QByteArray("purge " + QByteArray(256, 'q'))
-                                    << QByteArray("Error: Invalid queue name: longer than 255 bytes");
+    QTest::newRow("purge too long")
+        << QByteArray("purge " + QByteArray(256, 'q'))
+        << QByteArray("Error: Invalid queue name: longer than 255 bytes");
     QTest::newRow("queues extra") << QByteArray("queues now")
                                   << QByteArray("Error: Too many arguments for 'queues'");
-    QTest::newRow("disconnect none") << QByteArray("disconnect")
-                                     << QByteArray("Error: Missing connection id");
-    QTest::newRow("disconnect text") << QByteArray("disconnect abc")
-                                     << QByteArray("Error: Invalid connection id 'abc'");
-    QTest::newRow("disconnect zero") << QByteArray("disconnect 0")
-                                     << QByteArray("Error: Invalid connection id '0'");
-    QTest::newRow("disconnect negative") << QByteArray("disconnect -1")
-                                         << QByteArray("Error: Invalid connection id '-1'");
+    QTest::newRow("disconnect none")
+        << QByteArray("disconnect") << QByteArray("Error: Missing connection id");
+    QTest::newRow("disconnect text")
+        << QByteArray("disconnect abc") << QByteArray("Error: Invalid connection id 'abc'");
+    QTest::newRow("disconnect zero")
+        << QByteArray("disconnect 0") << QByteArray("Error: Invalid connection id '0'");
+    QTest::newRow("disconnect negative")
+        << QByteArray("disconnect -1") << QByteArray("Error: Invalid connection id '-1'");
     QTest::newRow("disconnect overflow") << QByteArray("disconnect 18446744073709551616")
                                          << QByteArray("Error: Invalid connection id "
                                                        "'18446744073709551616'");
