@@ -1,6 +1,7 @@
 // ciphermq-admin: the desktop admin console, or with --export a headless snapshot exporter
 // for scripts and cron. Only parses arguments and wires objects; see docs/ADMIN-GUI.md.
 
+#include <algorithm>
 #include <cstdio>
 
 #include <QApplication>
@@ -64,6 +65,10 @@ int main(int argc, char *argv[])
     parser.addOptions({
         {"export", "Write a metrics snapshot to <file> and exit (no window).", "file"},
         {"format", "Export format: prom, json or csv (default json).", "format"},
+        {"tab", "Start on this tab: overview, queues, exchanges, connections or ratelimits.",
+         "tab"},
+        {"queue", "Open the detail window of this queue.", "queue"},
+        {"interval", "Watch interval in milliseconds (default 1000).", "ms"},
     });
     parser.process(app);
     const ConnectionOptions options = ConnectionOptions::fromParser(parser);
@@ -72,7 +77,16 @@ int main(int argc, char *argv[])
         return exportHeadless(options, parser.value("export"), parser.value("format"));
 
     MainWindow window;
+    if (parser.isSet("interval"))
+        window.session().setWatchIntervalMs(
+            std::clamp(parser.value("interval").toInt(), 100, 60000));
+    if (parser.isSet("tab") && !window.selectTab(parser.value("tab"))) {
+        std::fprintf(stderr, "ciphermq-admin: unknown tab '%s'\n", qPrintable(parser.value("tab")));
+        return 2;
+    }
     window.show();
+    if (parser.isSet("queue"))
+        window.openQueueDetail(parser.value("queue"));
     if (options.isComplete())
         window.connectTo(options);
     else

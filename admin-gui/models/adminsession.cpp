@@ -85,8 +85,8 @@ void AdminSession::connectNow()
     m_client.connectToBroker(m_options.host, m_options.port);
     // A handshake that never completes (a firewall dropping packets) must not hang forever.
     QTimer::singleShot(15000, this, [this] {
-        if ((m_state == State::Connecting || m_state == State::Reconnecting) && m_wanted
-            && !m_client.isConnected()) {
+        if ((m_state == State::Connecting || m_state == State::Reconnecting) && m_wanted &&
+            !m_client.isConnected()) {
             m_lastRawError = QStringLiteral("Socket operation timed out");
             m_client.disconnectFromBroker();
             onDisconnected();
@@ -100,16 +100,17 @@ void AdminSession::onDisconnected()
     if (!m_wanted || !m_attemptActive)
         return;
     m_attemptActive = false;
-    const QString raw = m_lastRawError.isEmpty() ? QStringLiteral("Connection closed")
-                                                  : m_lastRawError;
+    const QString raw =
+        m_lastRawError.isEmpty() ? QStringLiteral("Connection closed") : m_lastRawError;
     m_errorText = describeError(raw, m_options);
     if (!isRetryable(raw)) {
         m_wanted = false;
         setState(State::Refused, m_errorText);
         return;
     }
-    setState(State::Reconnecting, tr("%1 — retrying every %2 s").arg(m_errorText).arg(
-                                      m_reconnectTimer.interval() / 1000.0));
+    setState(
+        State::Reconnecting,
+        tr("%1 — retrying every %2 s").arg(m_errorText).arg(m_reconnectTimer.interval() / 1000.0));
     m_reconnectTimer.start();
 }
 
@@ -131,8 +132,8 @@ void AdminSession::setState(State state, const QString &message)
 
 bool AdminSession::isRetryable(const QString &raw)
 {
-    if (raw.startsWith("Unauthorized") || raw.contains("certificate", Qt::CaseInsensitive)
-        || raw.contains("handshake", Qt::CaseInsensitive) || raw.contains("SSL"))
+    if (raw.startsWith("Unauthorized") || raw.contains("certificate", Qt::CaseInsensitive) ||
+        raw.contains("handshake", Qt::CaseInsensitive) || raw.contains("SSL"))
         return false;
     return true;
 }
@@ -152,16 +153,17 @@ QString AdminSession::describeError(const QString &raw, const ConnectionOptions 
         return tr("Unknown host %1.").arg(options.host);
     if (raw.contains("timed out", Qt::CaseInsensitive))
         return tr("No answer from %1 (timed out).").arg(where);
-    if (raw.contains("issuer", Qt::CaseInsensitive) || raw.contains("self signed", Qt::CaseInsensitive)
-        || raw.contains("self-signed", Qt::CaseInsensitive)
-        || raw.contains("could not be verified", Qt::CaseInsensitive))
+    if (raw.contains("issuer", Qt::CaseInsensitive) ||
+        raw.contains("self signed", Qt::CaseInsensitive) ||
+        raw.contains("self-signed", Qt::CaseInsensitive) ||
+        raw.contains("could not be verified", Qt::CaseInsensitive))
         return tr("The broker's certificate is not signed by the selected CA (%1): wrong CA "
                   "file? (%2)")
             .arg(options.caPath, raw);
     if (raw.contains("expired", Qt::CaseInsensitive))
         return tr("A certificate has expired: %1").arg(raw);
-    if (raw.contains("certificate", Qt::CaseInsensitive) || raw.contains("SSL")
-        || raw.contains("handshake", Qt::CaseInsensitive))
+    if (raw.contains("certificate", Qt::CaseInsensitive) || raw.contains("SSL") ||
+        raw.contains("handshake", Qt::CaseInsensitive))
         return tr("The TLS handshake with %1 failed: %2").arg(where, raw);
     if (raw.startsWith("Server shutting down") || raw.contains("closed", Qt::CaseInsensitive))
         return tr("The broker at %1 closed the connection (%2).").arg(where, raw);

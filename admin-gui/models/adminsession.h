@@ -64,7 +64,7 @@ private:
     QString m_lastRawError;
     State m_state = State::Disconnected;
     int m_watchIntervalMs = 1000;
-    bool m_wanted = false; // the user wants to be connected
+    bool m_wanted = false;        // the user wants to be connected
     bool m_attemptActive = false; // a connect attempt has not ended yet
 };
 

@@ -8,8 +8,8 @@ namespace cmq::admingui {
 
 bool ConnectionOptions::isComplete() const
 {
-    return !host.isEmpty() && port != 0 && !caPath.isEmpty() && !certPath.isEmpty()
-           && !keyPath.isEmpty();
+    return !host.isEmpty() && port != 0 && !caPath.isEmpty() && !certPath.isEmpty() &&
+           !keyPath.isEmpty();
 }
 
 QString ConnectionOptions::label() const

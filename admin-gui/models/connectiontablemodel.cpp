@@ -4,56 +4,72 @@
 #include <QColor>
 #include <QJsonArray>
 
+#include "models/connectionfields.h"
+
 namespace cmq::admingui {
 
-ConnectionTableModel::ConnectionTableModel(QObject *parent) : JsonTableModel(parent) {}
+ConnectionTableModel::ConnectionTableModel(QObject *parent) : JsonTableModel(parent)
+{
+}
 
 QString ConnectionTableModel::keyOf(const QJsonObject &row) const
 {
-    return QString::number(row.value("id").toInteger());
+    return QString::number(row.value(u"id").toInteger());
 }
 
 QStringList ConnectionTableModel::headers() const
 {
-    return {tr("Id"),      tr("Listener"), tr("CN"),          tr("Roles"),
-            tr("Address"), tr("Connected since"), tr("Subject"), tr("Issuer"),
-            tr("Serial"),  tr("Cert expiry"), tr("Msgs in"), tr("Msgs out"),
+    return {tr("Id"),       tr("Listener"),        tr("CN"),      tr("Roles"),
+            tr("Address"),  tr("Connected since"), tr("Subject"), tr("Issuer"),
+            tr("Serial"),   tr("Cert expiry"),     tr("Msgs in"), tr("Msgs out"),
             tr("Bytes in"), tr("Bytes out")};
 }
 
 QVariant ConnectionTableModel::cell(const QJsonObject &row, int column) const
 {
-    const QJsonObject certificate = row.value("certificate").toObject();
+    const QJsonObject certificate = row.value(u"certificate").toObject();
     switch (column) {
-    case Id: return row.value("id").toDouble();
-    case Listener: return row.value("listener").toString();
-    case Cn: return row.value("cn").toString();
+    case Id:
+        return row.value(u"id").toDouble();
+    case Listener:
+        return row.value(u"listener").toString();
+    case Cn:
+        return row.value(u"cn").toString();
     case Roles: {
         QStringList roles;
-        for (const QJsonValue &role : row.value("roles").toArray())
+        for (const QJsonValue &role : row.value(u"roles").toArray())
             roles.append(role.toString());
         return roles.join(", ");
     }
     case Address:
-        return QStringLiteral("%1:%2").arg(row.value("address").toString()).arg(
-            row.value("port").toInt());
-    case ConnectedSince: return row.value("connected_at").toString().left(19).replace('T', ' ');
-    case Subject: return certificate.value("subject").toString();
-    case Issuer: return certificate.value("issuer").toString();
-    case Serial: return certificate.value("serial").toString();
-    case Expiry: return certificate.value("not_after").toString().left(10);
-    case MessagesIn: return row.value("messages_in").toDouble();
-    case MessagesOut: return row.value("messages_out").toDouble();
-    case BytesIn: return row.value("bytes_in").toDouble();
-    case BytesOut: return row.value("bytes_out").toDouble();
-    default: return {};
+        return connectionAddress(row);
+    case ConnectedSince:
+        return connectedSince(row);
+    case Subject:
+        return certificate.value(u"subject").toString();
+    case Issuer:
+        return certificate.value(u"issuer").toString();
+    case Serial:
+        return certificate.value(u"serial").toString();
+    case Expiry:
+        return certificate.value(u"not_after").toString().left(10);
+    case MessagesIn:
+        return row.value(u"messages_in").toDouble();
+    case MessagesOut:
+        return row.value(u"messages_out").toDouble();
+    case BytesIn:
+        return row.value(u"bytes_in").toDouble();
+    case BytesOut:
+        return row.value(u"bytes_out").toDouble();
+    default:
+        return {};
     }
 }
 
 bool ConnectionTableModel::expiresSoon(const QJsonObject &row) const
 {
     const QDateTime notAfter = QDateTime::fromString(
-        row.value("certificate").toObject().value("not_after").toString(), Qt::ISODateWithMs);
+        row.value(u"certificate").toObject().value(u"not_after").toString(), Qt::ISODateWithMs);
     if (!notAfter.isValid())
         return false;
     const QDateTime now = m_now.isValid() ? m_now : QDateTime::currentDateTimeUtc();

@@ -14,8 +14,23 @@ class ConnectionTableModel final : public JsonTableModel
     Q_DISABLE_COPY_MOVE(ConnectionTableModel)
 
 public:
-    enum Column { Id, Listener, Cn, Roles, Address, ConnectedSince, Subject, Issuer, Serial,
-                  Expiry, MessagesIn, MessagesOut, BytesIn, BytesOut, ColumnCount };
+    enum Column {
+        Id,
+        Listener,
+        Cn,
+        Roles,
+        Address,
+        ConnectedSince,
+        Subject,
+        Issuer,
+        Serial,
+        Expiry,
+        MessagesIn,
+        MessagesOut,
+        BytesIn,
+        BytesOut,
+        ColumnCount
+    };
     static constexpr int ExpiryWarningDays = 30;
 
     explicit ConnectionTableModel(QObject *parent = nullptr);

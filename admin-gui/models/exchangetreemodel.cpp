@@ -18,7 +18,11 @@ bool ExchangeTreeModel::updateTopology(const QJsonArray &exchanges, const QJsonA
     m_bindings = bindings;
     removeRows(0, rowCount());
 
+    // The tree is built detached and added one exchange at a time: a row-inserted signal per
+    // binding would make a large topology slow to show.
+    QList<QList<QStandardItem *>> rows;
     QHash<QString, QStandardItem *> byName;
+    QHash<QPair<QStandardItem *, QString>, QStandardItem *> keyItems; // (exchange, key) → item
     for (const QJsonValue &value : exchanges) {
         const QJsonObject exchange = value.toObject();
         const QString name = exchange.value("name").toString();
@@ -28,7 +32,7 @@ bool ExchangeTreeModel::updateTopology(const QJsonArray &exchanges, const QJsonA
         auto *creator = new QStandardItem(exchange.value("creator").toString());
         type->setEditable(false);
         creator->setEditable(false);
-        appendRow({item, type, creator});
+        rows.append({item, type, creator});
         byName.insert(name, item);
     }
     for (const QJsonValue &value : bindings) {
@@ -37,11 +41,7 @@ bool ExchangeTreeModel::updateTopology(const QJsonArray &exchanges, const QJsonA
         if (!exchange) // a binding can outlive nothing, but never trust the order of two lists
             continue;
         const QString key = binding.value("routing_key").toString();
-        QStandardItem *keyItem = nullptr;
-        for (int row = 0; row < exchange->rowCount(); ++row) {
-            if (exchange->child(row)->text() == key)
-                keyItem = exchange->child(row);
-        }
+        QStandardItem *&keyItem = keyItems[{exchange, key}];
         if (!keyItem) {
             keyItem = new QStandardItem(key);
             keyItem->setEditable(false);
@@ -52,6 +52,8 @@ bool ExchangeTreeModel::updateTopology(const QJsonArray &exchanges, const QJsonA
         queue->setEditable(false);
         keyItem->appendRow({queue, new QStandardItem(tr("queue")), new QStandardItem});
     }
+    for (const QList<QStandardItem *> &row : std::as_const(rows))
+        appendRow(row);
     return true;
 }
 

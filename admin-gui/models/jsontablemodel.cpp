@@ -1,79 +1,132 @@
 #include "models/jsontablemodel.h"
 
-#include <QSet>
+#include <utility>
 
 namespace cmq::admingui {
 
-JsonTableModel::JsonTableModel(QObject *parent) : QAbstractTableModel(parent) {}
+JsonTableModel::JsonTableModel(QObject *parent) : QAbstractTableModel(parent)
+{
+}
 
 void JsonTableModel::update(const QJsonArray &rows)
 {
-    QHash<QString, QJsonObject> incoming;
-    QStringList order;
+    // The incoming rows by key; a key seen twice keeps its last object, at its first position.
+    QList<QJsonObject> objects;
+    QList<QString> keys;
+    QHash<QString, int> incoming;
+    objects.reserve(rows.size());
+    keys.reserve(rows.size());
     incoming.reserve(rows.size());
     for (const QJsonValue &value : rows) {
-        const QJsonObject object = value.toObject();
-        const QString key = keyOf(object);
-        if (!incoming.contains(key))
-            order.append(key);
-        incoming.insert(key, object);
+        QJsonObject object = value.toObject();
+        QString key = keyOf(object);
+        if (const auto seen = incoming.constFind(key); seen != incoming.constEnd()) {
+            objects[*seen] = std::move(object);
+            continue;
+        }
+        incoming.insert(key, int(objects.size()));
+        objects.append(std::move(object));
+        keys.append(std::move(key));
     }
 
     // Remove vanished rows from the bottom up, in contiguous runs, so indices stay valid.
-    for (int row = m_rows.size() - 1; row >= 0;) {
-        if (incoming.contains(keyOf(m_rows[row]))) {
+    bool removed = false;
+    for (int row = int(m_rows.size()) - 1; row >= 0;) {
+        if (incoming.contains(m_keys[row])) {
             --row;
             continue;
         }
         int first = row;
-        while (first > 0 && !incoming.contains(keyOf(m_rows[first - 1])))
+        while (first > 0 && !incoming.contains(m_keys[first - 1]))
             --first;
         beginRemoveRows({}, first, row);
         m_rows.remove(first, row - first + 1);
+        m_keys.remove(first, row - first + 1);
+        m_cells.remove(first, row - first + 1);
         endRemoveRows();
+        removed = true;
         row = first - 1;
     }
-    reindex();
+    if (removed)
+        reindex();
 
-    // Changed rows: one dataChanged per run of consecutive changed rows.
-    int runStart = -1;
-    const int lastColumn = columnCount() - 1;
-    for (int row = 0; row <= m_rows.size(); ++row) {
-        bool changed = false;
-        if (row < m_rows.size()) {
-            const QJsonObject &fresh = incoming[keyOf(m_rows[row])];
-            if (fresh != m_rows[row]) {
-                m_rows[row] = fresh;
-                changed = true;
-            }
-        }
-        if (changed && runStart < 0)
-            runStart = row;
-        if (!changed && runStart >= 0) {
-            Q_EMIT dataChanged(index(runStart, 0), index(row - 1, lastColumn));
-            runStart = -1;
+    QList<int> changed; // model rows, ascending
+    QList<int> source;  // their index in `objects`
+    for (int row = 0; row < m_rows.size(); ++row) {
+        const int from = incoming.value(m_keys[row]);
+        if (rowDiffers(m_keys[row], m_rows[row], objects[from])) {
+            changed.append(row);
+            source.append(from);
         }
     }
+    applyChanges(changed, objects, source);
 
-    QList<QJsonObject> added;
-    for (const QString &key : std::as_const(order)) {
-        if (!m_index.contains(key))
-            added.append(incoming[key]);
+    QList<int> added;
+    for (int i = 0; i < keys.size(); ++i) {
+        if (!m_index.contains(keys[i]))
+            added.append(i);
     }
     if (!added.isEmpty()) {
-        beginInsertRows({}, m_rows.size(), m_rows.size() + added.size() - 1);
-        m_rows.append(added);
-        reindex();
+        beginInsertRows({}, int(m_rows.size()), int(m_rows.size() + added.size() - 1));
+        for (const int i : std::as_const(added)) {
+            m_index.insert(keys[i], int(m_rows.size()));
+            m_rows.append(objects[i]);
+            m_keys.append(keys[i]);
+            m_cells.append(cellsOf(objects[i]));
+        }
         endInsertRows();
     }
+}
+
+void JsonTableModel::applyChanges(const QList<int> &changed, const QList<QJsonObject> &objects,
+                                  const QList<int> &source)
+{
+    if (changed.size() >= LayoutChangeRows && changed.size() * 4 >= m_rows.size()) {
+        Q_EMIT layoutAboutToBeChanged();
+        for (int i = 0; i < changed.size(); ++i) {
+            m_rows[changed[i]] = objects[source[i]];
+            m_cells[changed[i]] = cellsOf(objects[source[i]]);
+        }
+        Q_EMIT layoutChanged();
+        return;
+    }
+    // One dataChanged per run of consecutive changed rows.
+    const int lastColumn = columnCount() - 1;
+    for (int i = 0; i < changed.size();) {
+        int j = i;
+        while (j + 1 < changed.size() && changed[j + 1] == changed[j] + 1)
+            ++j;
+        for (int k = i; k <= j; ++k) {
+            m_rows[changed[k]] = objects[source[k]];
+            m_cells[changed[k]] = cellsOf(objects[source[k]]);
+        }
+        Q_EMIT dataChanged(index(changed[i], 0), index(changed[j], lastColumn));
+        i = j + 1;
+    }
+}
+
+bool JsonTableModel::rowDiffers(const QString &, const QJsonObject &before,
+                                const QJsonObject &after) const
+{
+    return before != after;
+}
+
+QList<QVariant> JsonTableModel::cellsOf(const QJsonObject &row) const
+{
+    QList<QVariant> cells;
+    const int count = columnCount();
+    cells.reserve(count);
+    for (int column = 0; column < count; ++column)
+        cells.append(cell(row, column));
+    return cells;
 }
 
 void JsonTableModel::reindex()
 {
     m_index.clear();
     m_index.reserve(m_rows.size());
-    for (int row = 0; row < m_rows.size(); ++row)
-        m_index.insert(keyOf(m_rows[row]), row);
+    for (int row = 0; row < m_keys.size(); ++row)
+        m_index.insert(m_keys[row], row);
 }
 
 int JsonTableModel::rowCount(const QModelIndex &parent) const
@@ -81,15 +134,22 @@ int JsonTableModel::rowCount(const QModelIndex &parent) const
     return parent.isValid() ? 0 : int(m_rows.size());
 }
 
+const QStringList &JsonTableModel::columns() const
+{
+    if (m_columns.isEmpty())
+        m_columns = headers();
+    return m_columns;
+}
+
 int JsonTableModel::columnCount(const QModelIndex &parent) const
 {
-    return parent.isValid() ? 0 : int(headers().size());
+    return parent.isValid() ? 0 : int(columns().size());
 }
 
 QVariant JsonTableModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
     if (orientation == Qt::Horizontal && role == Qt::DisplayRole)
-        return headers().value(section);
+        return columns().value(section);
     return QAbstractTableModel::headerData(section, orientation, role);
 }
 
@@ -97,26 +157,24 @@ QVariant JsonTableModel::data(const QModelIndex &index, int role) const
 {
     if (!index.isValid() || index.row() >= m_rows.size())
         return {};
-    const QJsonObject &row = m_rows[index.row()];
+    const QVariant &value = m_cells[index.row()].at(index.column());
     switch (role) {
-    case Qt::DisplayRole: {
-        const QVariant value = cell(row, index.column());
+    case Qt::DisplayRole:
         if (value.typeId() == QMetaType::Double) {
             const double d = value.toDouble();
             return d == qint64(d) ? QString::number(qint64(d)) : QString::number(d, 'f', 1);
         }
         return value;
-    }
     case SortRole:
-        return cell(row, index.column());
+        return value;
     case KeyRole:
-        return keyOf(row);
+        return m_keys[index.row()];
     case Qt::TextAlignmentRole:
-        if (cell(row, index.column()).typeId() == QMetaType::Double)
+        if (value.typeId() == QMetaType::Double)
             return QVariant(Qt::AlignRight | Qt::AlignVCenter);
         return {};
     default:
-        return extraData(row, index.column(), role);
+        return extraData(m_rows[index.row()], index.column(), role);
     }
 }
 

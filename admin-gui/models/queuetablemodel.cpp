@@ -1,63 +1,83 @@
 #include "models/queuetablemodel.h"
 
+#include <utility>
+
 namespace cmq::admingui {
 
-QueueTableModel::QueueTableModel(QObject *parent) : JsonTableModel(parent) {}
+QueueTableModel::QueueTableModel(QObject *parent) : JsonTableModel(parent)
+{
+}
 
 void QueueTableModel::updateQueues(const QJsonArray &queues, double seconds)
 {
     const double elapsed = m_previousSeconds >= 0 ? seconds - m_previousSeconds : 0;
     QHash<QString, Totals> current;
-    QJsonArray rows;
+    QHash<QString, Rates> rates;
+    current.reserve(queues.size());
+    rates.reserve(queues.size());
     for (const QJsonValue &value : queues) {
-        QJsonObject queue = value.toObject();
-        const QString name = queue.value("name").toString();
-        const Totals totals{queue.value("published").toDouble(),
-                            queue.value("delivered").toDouble()};
-        double publishRate = 0;
-        double deliverRate = 0;
+        const QJsonObject queue = value.toObject();
+        const QString name = queue.value(u"name").toString();
+        const Totals totals{queue.value(u"published").toDouble(),
+                            queue.value(u"delivered").toDouble()};
+        Rates rate;
         const auto previous = m_previous.constFind(name);
         // A counter that went down means the queue was recreated or the broker restarted.
         if (elapsed > 0 && previous != m_previous.constEnd()) {
-            publishRate = std::max(0.0, (totals.published - previous->published) / elapsed);
-            deliverRate = std::max(0.0, (totals.delivered - previous->delivered) / elapsed);
+            rate.publish = std::max(0.0, (totals.published - previous->published) / elapsed);
+            rate.deliver = std::max(0.0, (totals.delivered - previous->delivered) / elapsed);
         }
-        queue.insert("publish_rate", publishRate);
-        queue.insert("deliver_rate", deliverRate);
         current.insert(name, totals);
-        rows.append(queue);
+        rates.insert(name, rate);
     }
     m_previous = std::move(current);
     m_previousSeconds = seconds;
-    update(rows);
+    m_previousRates = std::exchange(m_rates, std::move(rates));
+    update(queues);
+}
+
+bool QueueTableModel::rowDiffers(const QString &key, const QJsonObject &before,
+                                 const QJsonObject &after) const
+{
+    return m_rates.value(key) != m_previousRates.value(key) || before != after;
 }
 
 QString QueueTableModel::keyOf(const QJsonObject &row) const
 {
-    return row.value("name").toString();
+    return row.value(u"name").toString();
 }
 
 QStringList QueueTableModel::headers() const
 {
-    return {tr("Name"),        tr("Owner"),       tr("Ready"),   tr("Unacked"),
-            tr("Consumers"),   tr("Publish/s"),   tr("Deliver/s"), tr("Evicted"),
-            tr("Limit"),       tr("Overflow")};
+    return {tr("Name"),      tr("Owner"),     tr("Ready"),   tr("Unacked"), tr("Consumers"),
+            tr("Publish/s"), tr("Deliver/s"), tr("Evicted"), tr("Limit"),   tr("Overflow")};
 }
 
 QVariant QueueTableModel::cell(const QJsonObject &row, int column) const
 {
     switch (column) {
-    case Name: return row.value("name").toString();
-    case Owner: return row.value("owner").toString();
-    case Ready: return row.value("ready").toDouble();
-    case Unacked: return row.value("unacked").toDouble();
-    case Consumers: return row.value("consumers").toDouble();
-    case PublishRate: return row.value("publish_rate").toDouble();
-    case DeliverRate: return row.value("deliver_rate").toDouble();
-    case Evicted: return row.value("evicted").toDouble();
-    case Limit: return row.value("max_length").toDouble();
-    case Overflow: return row.value("overflow").toString();
-    default: return {};
+    case Name:
+        return row.value(u"name").toString();
+    case Owner:
+        return row.value(u"owner").toString();
+    case Ready:
+        return row.value(u"ready").toDouble();
+    case Unacked:
+        return row.value(u"unacked").toDouble();
+    case Consumers:
+        return row.value(u"consumers").toDouble();
+    case PublishRate:
+        return m_rates.value(row.value(u"name").toString()).publish;
+    case DeliverRate:
+        return m_rates.value(row.value(u"name").toString()).deliver;
+    case Evicted:
+        return row.value(u"evicted").toDouble();
+    case Limit:
+        return row.value(u"max_length").toDouble();
+    case Overflow:
+        return row.value(u"overflow").toString();
+    default:
+        return {};
     }
 }
 

@@ -12,14 +12,27 @@ class RateLimitTableModel final : public JsonTableModel
     Q_DISABLE_COPY_MOVE(RateLimitTableModel)
 
 public:
-    enum Column { Scope, Key, Connections, GlobalTokens, GlobalRate, PublishTokens, PublishRate,
-                  Accepted, Rejected, ColumnCount };
+    enum Column {
+        Scope,
+        Key,
+        Connections,
+        GlobalTokens,
+        GlobalRate,
+        PublishTokens,
+        PublishRate,
+        Accepted,
+        Rejected,
+        ColumnCount
+    };
     // Below this share of the burst (or above 1 - it for connections) a row counts as hot.
     static constexpr double NearExhaustion = 0.2;
 
     explicit RateLimitTableModel(QObject *parent = nullptr);
 
-    void updateBuckets(const QJsonObject &rateLimits) { update(rateLimits.value("buckets").toArray()); }
+    void updateBuckets(const QJsonObject &rateLimits)
+    {
+        update(rateLimits.value("buckets").toArray());
+    }
     bool nearExhaustion(int row) const { return nearExhaustion(rowObject(row)); }
 
 protected:

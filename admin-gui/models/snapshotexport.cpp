@@ -71,8 +71,9 @@ QByteArray snapshotToCsv(const QJsonObject &snapshot)
         QByteArrayList row{"connection", csvField(c.value("id"))};
         row.append(QByteArrayList(7, QByteArray()));
         row.append(csvField(c.value("cn")));
-        row.append(csvField(QStringLiteral("%1:%2").arg(c.value("address").toString()).arg(
-            c.value("port").toInt())));
+        row.append(csvField(QStringLiteral("%1:%2")
+                                .arg(c.value("address").toString())
+                                .arg(c.value("port").toInt())));
         for (const char *field : {"messages_in", "messages_out", "bytes_in", "bytes_out"})
             row.append(csvField(c.value(QLatin1String(field))));
         row.append(csvField(c.value("certificate").toObject().value("not_after")));
@@ -84,17 +85,23 @@ QByteArray snapshotToCsv(const QJsonObject &snapshot)
 Status exportSnapshot(admin::AdminClient &client, const QString &path, ExportFormat format,
                       int timeoutMs)
 {
-    const auto reply = client.request(format == ExportFormat::Prometheus ? "metrics" : "json",
-                                      timeoutMs);
+    const auto reply =
+        client.request(format == ExportFormat::Prometheus ? "metrics" : "json", timeoutMs);
     if (!reply)
         return failure(reply.error());
     if (!reply->ok)
         return failure(reply->error);
     QByteArray bytes;
     switch (format) {
-    case ExportFormat::Prometheus: bytes = reply->body; break;
-    case ExportFormat::Json: bytes = snapshotToJson(reply->json().object()); break;
-    case ExportFormat::Csv: bytes = snapshotToCsv(reply->json().object()); break;
+    case ExportFormat::Prometheus:
+        bytes = reply->body;
+        break;
+    case ExportFormat::Json:
+        bytes = snapshotToJson(reply->json().object());
+        break;
+    case ExportFormat::Csv:
+        bytes = snapshotToCsv(reply->json().object());
+        break;
     }
     QSaveFile file(path);
     if (!file.open(QIODevice::WriteOnly))

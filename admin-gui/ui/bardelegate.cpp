@@ -6,7 +6,9 @@
 
 namespace cmq::admingui {
 
-BarDelegate::BarDelegate(QObject *parent) : QStyledItemDelegate(parent) {}
+BarDelegate::BarDelegate(QObject *parent) : QStyledItemDelegate(parent)
+{
+}
 
 void BarDelegate::paint(QPainter *painter, const QStyleOptionViewItem &option,
                         const QModelIndex &index) const
@@ -24,8 +26,9 @@ void BarDelegate::paint(QPainter *painter, const QStyleOptionViewItem &option,
     painter->drawRect(frame);
     QRect bar = frame.adjusted(1, 1, 0, 0);
     bar.setWidth(int(bar.width() * f));
-    const QColor color = f < 0.2 ? QColor(0xe0, 0x5a, 0x4f)
-                         : f < 0.5 ? QColor(0xf0, 0xb4, 0x3c) : QColor(0x5c, 0xb8, 0x5c);
+    const QColor color = f < 0.2   ? QColor(0xe0, 0x5a, 0x4f)
+                         : f < 0.5 ? QColor(0xf0, 0xb4, 0x3c)
+                                   : QColor(0x5c, 0xb8, 0x5c);
     painter->fillRect(bar, color);
     painter->setPen(option.palette.color(QPalette::Text));
     painter->drawText(frame, Qt::AlignCenter, index.data(Qt::DisplayRole).toString());

@@ -6,11 +6,13 @@
 #include <QHBoxLayout>
 #include <QPushButton>
 
+#include "ui/bannerstyle.h"
+
 namespace cmq::admingui {
 
 ConnectDialog::ConnectDialog(const QList<ConnectionOptions> &recent, QWidget *parent)
     : QDialog(parent), m_recent(recent), m_recentBox(new QComboBox), m_host(new QLineEdit),
-      m_port(new QSpinBox), m_error(new QLabel)
+      m_port(new QSpinBox), m_error(new QLabel), m_connect(nullptr)
 {
     setWindowTitle(tr("Connect to a CipherMQ broker"));
     setMinimumWidth(560);
@@ -30,13 +32,16 @@ ConnectDialog::ConnectDialog(const QList<ConnectionOptions> &recent, QWidget *pa
     form->addRow(tr("Host:"), m_host);
     form->addRow(tr("Admin port:"), m_port);
     m_ca = addFileRow(form, tr("CA certificate:"), tr("PEM certificates (*.crt *.pem);;All (*)"));
-    m_cert = addFileRow(form, tr("Admin certificate:"), tr("PEM certificates (*.crt *.pem);;All (*)"));
+    m_cert =
+        addFileRow(form, tr("Admin certificate:"), tr("PEM certificates (*.crt *.pem);;All (*)"));
     m_key = addFileRow(form, tr("Private key:"), tr("PEM keys (*.key *.pem);;All (*)"));
 
-    m_error->setStyleSheet(QStringLiteral("color: #b00020"));
     m_error->setWordWrap(true);
+    m_error->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_error->setVisible(false);
     auto *buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
-    buttons->button(QDialogButtonBox::Ok)->setText(tr("Connect"));
+    m_connect = buttons->button(QDialogButtonBox::Ok);
+    m_connect->setText(tr("Connect"));
     connect(buttons, &QDialogButtonBox::accepted, this, &ConnectDialog::accept);
     connect(buttons, &QDialogButtonBox::rejected, this, &ConnectDialog::reject);
     auto *layout = new QVBoxLayout(this);
@@ -86,10 +91,26 @@ void ConnectDialog::accept()
     // Check the files here so a typo is fixed in the dialog, not discovered after a handshake.
     const auto tls = options().sslConfiguration();
     if (!tls) {
-        m_error->setText(tls.error());
+        showError(tls.error());
         return;
     }
-    QDialog::accept();
+    Q_EMIT connectRequested(options());
+}
+
+void ConnectDialog::setBusy(const QString &text)
+{
+    m_connect->setEnabled(false);
+    m_error->setStyleSheet(QString());
+    m_error->setText(text);
+    m_error->setVisible(true);
+}
+
+void ConnectDialog::showError(const QString &text)
+{
+    m_connect->setEnabled(true);
+    m_error->setStyleSheet(errorBannerStyle());
+    m_error->setText(text);
+    m_error->setVisible(true);
 }
 
 } // namespace cmq::admingui

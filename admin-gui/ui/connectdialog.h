@@ -1,12 +1,14 @@
 #pragma once
 // Asks where and as whom to connect: host, port, CA, admin certificate and key, with file
-// pickers, the recent connections and a readable reason when something is missing.
+// pickers and the recent connections. It stays open while the main window tries the
+// connection and shows why it failed (missing file, refusal, wrong CA, broker unreachable).
 
 #include <QComboBox>
 #include <QDialog>
 #include <QFormLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPushButton>
 #include <QSpinBox>
 
 #include "models/connectionoptions.h"
@@ -23,7 +25,14 @@ public:
 
     void setOptions(const ConnectionOptions &options);
     ConnectionOptions options() const;
+    // Checks the files, then asks for the connection (connectRequested) and waits.
     void accept() override;
+    void setBusy(const QString &text);
+    void showError(const QString &text);
+    QString messageText() const { return m_error->text(); }
+
+Q_SIGNALS:
+    void connectRequested(const cmq::admingui::ConnectionOptions &options);
 
 private:
     QLineEdit *addFileRow(QFormLayout *form, const QString &label, const QString &filter);
@@ -36,6 +45,7 @@ private:
     QLineEdit *m_cert = nullptr;
     QLineEdit *m_key = nullptr;
     QLabel *m_error;
+    QPushButton *m_connect;
 };
 
 } // namespace cmq::admingui

@@ -1,20 +1,30 @@
 #include "ui/mainwindow.h"
 
+#include <utility>
+
+#include <QElapsedTimer>
 #include <QFileDialog>
 #include <QHeaderView>
+#include <QJsonArray>
 #include <QJsonDocument>
+#include <QLoggingCategory>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QSettings>
 #include <QStatusBar>
 #include <QVBoxLayout>
 
+#include "ui/bannerstyle.h"
 #include "ui/bardelegate.h"
 #include "ui/connectdialog.h"
 #include "ui/overviewpage.h"
+#include "ui/queuedetaildialog.h"
 #include "ui/tablepage.h"
 
 namespace cmq::admingui {
+
+// Where the time of a snapshot update goes: QT_LOGGING_RULES="ciphermq.admin.ui.debug=true".
+Q_LOGGING_CATEGORY(lcAdminUi, "ciphermq.admin.ui", QtWarningMsg)
 
 namespace {
 
@@ -39,11 +49,14 @@ MainWindow::MainWindow(QWidget *parent)
     setWindowTitle(tr("CipherMQ Admin"));
     m_confirm = [this](const QString &title, const QString &text) {
         return QMessageBox::question(this, title, text, QMessageBox::Yes | QMessageBox::Cancel,
-                                     QMessageBox::Cancel)
-               == QMessageBox::Yes;
+                                     QMessageBox::Cancel) == QMessageBox::Yes;
     };
 
     m_queuesPage = new TablePage(&m_queues, tr("Filter queues (name, owner, …)"));
+    connect(m_queuesPage->addButton(tr("Details…")), &QPushButton::clicked, this,
+            &MainWindow::openSelectedQueueDetail);
+    connect(m_queuesPage->view(), &QTableView::doubleClicked, this,
+            &MainWindow::openSelectedQueueDetail);
     connect(m_queuesPage->addButton(tr("Purge…")), &QPushButton::clicked, this,
             &MainWindow::purgeSelectedQueue);
     connect(m_queuesPage->addButton(tr("Delete…")), &QPushButton::clicked, this,
@@ -93,7 +106,7 @@ MainWindow::MainWindow(QWidget *parent)
 void MainWindow::buildMenus()
 {
     QMenu *file = menuBar()->addMenu(tr("&File"));
-    file->addAction(tr("&Connect…"), QKeySequence::Open, this, &MainWindow::showConnectDialog);
+    file->addAction(tr("&Connect…"), QKeySequence::Open, this, [this] { showConnectDialog(); });
     file->addAction(tr("&Export…"), QKeySequence::Save, this, &MainWindow::exportInteractively);
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
@@ -108,41 +121,161 @@ void MainWindow::connectTo(const ConnectionOptions &options)
     }
 }
 
-void MainWindow::showConnectDialog()
+bool MainWindow::selectTab(const QString &name)
 {
-    QSettings settings;
-    ConnectDialog dialog(recentConnections(settings), this);
-    if (m_session.options().isComplete())
-        dialog.setOptions(m_session.options());
-    if (dialog.exec() == QDialog::Accepted)
-        connectTo(dialog.options());
+    static const QStringList names{"overview", "queues", "exchanges", "connections", "ratelimits"};
+    const int index = names.indexOf(name.toLower());
+    if (index < 0)
+        return false;
+    m_tabs->setCurrentIndex(index);
+    return true;
+}
+
+void MainWindow::showConnectDialog(const QString &error)
+{
+    if (!m_connectDialog) {
+        QSettings settings;
+        m_connectDialog = new ConnectDialog(recentConnections(settings), this);
+        m_connectDialog->setAttribute(Qt::WA_DeleteOnClose);
+        if (m_session.options().isComplete())
+            m_connectDialog->setOptions(m_session.options());
+        connect(m_connectDialog, &ConnectDialog::connectRequested, this,
+                [this](const ConnectionOptions &options) {
+                    m_dialogConnecting = true;
+                    m_connectDialog->setBusy(tr("Connecting to %1…").arg(options.label()));
+                    connectTo(options);
+                });
+        connect(m_connectDialog, &QDialog::rejected, this, [this] {
+            // Cancelled while an attempt was running: the operator does not want it any more.
+            if (std::exchange(m_dialogConnecting, false))
+                m_session.close();
+        });
+    }
+    if (!error.isEmpty())
+        m_connectDialog->showError(error);
+    m_connectDialog->open();
+    m_connectDialog->raise();
+}
+
+ConnectDialog *MainWindow::connectDialog() const
+{
+    return m_connectDialog;
+}
+
+QueueDetailDialog *MainWindow::queueDetail(const QString &queue) const
+{
+    return m_details.value(queue);
+}
+
+QueueDetailDialog *MainWindow::openQueueDetail(const QString &queue)
+{
+    QPointer<QueueDetailDialog> &detail = m_details[queue];
+    if (!detail) {
+        detail = new QueueDetailDialog(queue, this);
+        detail->setAttribute(Qt::WA_DeleteOnClose); // the QPointer turns null, see showSnapshot
+        if (!m_session.lastSnapshot().isEmpty())
+            updateQueueDetail(detail, m_session.lastSnapshot());
+    }
+    detail->show();
+    detail->raise();
+    return detail;
+}
+
+void MainWindow::openSelectedQueueDetail()
+{
+    const int row = m_queuesPage->selectedSourceRow();
+    if (row >= 0)
+        openQueueDetail(m_queues.rowObject(row).value("name").toString());
+}
+
+void MainWindow::updateQueueDetail(QueueDetailDialog *detail, const QJsonObject &snapshot)
+{
+    const QString name = detail->queueName();
+    QJsonObject queue = m_queues.rowObject(m_queues.rowOf(name));
+    if (!queue.isEmpty()) {
+        queue.insert("publish_rate", m_queues.publishRate(name));
+        queue.insert("deliver_rate", m_queues.deliverRate(name));
+    }
+    detail->showQueue(queue, snapshot.value("bindings").toArray(),
+                      snapshot.value("connections").toArray(), m_depthHistory.samples(name));
 }
 
 void MainWindow::showSnapshot(const QJsonObject &snapshot)
 {
     ++m_snapshotCount;
+    QElapsedTimer timer;
+    timer.start();
+    QList<qint64> splits; // µs per step, for the debug line below
+    const auto split = [&] { splits.append(timer.nsecsElapsed() / 1000); };
     const QJsonObject broker = snapshot.value("broker").toObject();
     m_version->setText(tr("Broker %1").arg(broker.value("version").toString()));
     m_uptime->setText(tr("Up %1").arg(uptimeText(broker.value("uptime_seconds").toDouble())));
     m_overview->showSnapshot(snapshot);
-    m_queues.updateQueues(snapshot.value("queues").toArray(),
-                          broker.value("uptime_seconds").toDouble());
+    split();
+    const QJsonArray queues = snapshot.value("queues").toArray();
+    const double uptime = broker.value("uptime_seconds").toDouble();
+    m_queues.updateQueues(queues, uptime);
+    split();
+    m_depthHistory.addSnapshot(queues, uptime);
+    split();
     m_connections.update(snapshot.value("connections").toArray());
+    split();
     m_rateLimits.updateBuckets(snapshot.value("ratelimits").toObject());
+    split();
     if (m_exchanges.updateTopology(snapshot.value("exchanges").toArray(),
                                    snapshot.value("bindings").toArray()))
         m_exchangeView->expandAll();
+    split();
+    m_details.removeIf([](const auto &entry) { return entry.value().isNull(); });
+    for (QueueDetailDialog *detail : std::as_const(m_details))
+        updateQueueDetail(detail, snapshot);
+    split();
+    qCDebug(lcAdminUi) << "snapshot" << snapshot.value("sequence").toInteger()
+                       << "µs (cumulative): overview/queues/history/connections/ratelimits/"
+                          "exchanges/details"
+                       << splits;
+}
+
+bool MainWindow::finishDialogConnect(AdminSession::State state)
+{
+    if (!m_dialogConnecting || !m_connectDialog)
+        return false;
+    switch (state) {
+    case AdminSession::State::Connected:
+        m_dialogConnecting = false;
+        m_connectDialog->done(QDialog::Accepted);
+        return false;
+    case AdminSession::State::Refused: // shown in the dialog by onStateChanged
+        m_dialogConnecting = false;
+        return false;
+    case AdminSession::State::Reconnecting: {
+        // From the dialog the operator retries by hand, after fixing host or port.
+        m_dialogConnecting = false;
+        const QString error = m_session.errorText();
+        m_session.close();
+        m_connectDialog->showError(error);
+        m_state->setText(error);
+        showBanner(error, true);
+        return true;
+    }
+    default:
+        return false;
+    }
 }
 
 void MainWindow::onStateChanged(AdminSession::State state, const QString &message)
 {
+    if (finishDialogConnect(state))
+        return;
     m_state->setText(message);
     switch (state) {
     case AdminSession::State::Connected:
         m_banner->setVisible(false);
         break;
     case AdminSession::State::Refused:
+        // Retrying cannot help: offer the connect dialog to pick another identity or CA.
         showBanner(message, true);
+        showConnectDialog(message);
         break;
     case AdminSession::State::Reconnecting:
         // The tables keep their last content: an operator watching a restart keeps context.
@@ -156,10 +289,7 @@ void MainWindow::onStateChanged(AdminSession::State state, const QString &messag
 void MainWindow::showBanner(const QString &text, bool error)
 {
     m_banner->setText(text);
-    m_banner->setStyleSheet(error ? QStringLiteral("background:#fde2e2;color:#8a1c1c;padding:6px;"
-                                                   "border:1px solid #e0a0a0")
-                                  : QStringLiteral("background:#e3f4e3;color:#1d5e1d;padding:6px;"
-                                                   "border:1px solid #a0d0a0"));
+    m_banner->setStyleSheet(error ? errorBannerStyle() : okBannerStyle());
     m_banner->setVisible(true);
 }
 
@@ -204,12 +334,12 @@ void MainWindow::disconnectSelectedConnection()
         return;
     const QJsonObject connection = m_connections.rowObject(row);
     const qint64 id = connection.value("id").toInteger();
-    if (!m_confirm(tr("Disconnect client"),
-                   tr("Disconnect connection %1 (CN '%2' from %3)? Its unacknowledged deliveries "
-                      "go back to their queues.")
-                       .arg(id)
-                       .arg(connection.value("cn").toString(),
-                            connection.value("address").toString())))
+    if (!m_confirm(
+            tr("Disconnect client"),
+            tr("Disconnect connection %1 (CN '%2' from %3)? Its unacknowledged deliveries "
+               "go back to their queues.")
+                .arg(id)
+                .arg(connection.value("cn").toString(), connection.value("address").toString())))
         return;
     m_session.runAction(QStringLiteral("disconnect %1").arg(id));
 }
@@ -255,7 +385,7 @@ void MainWindow::exportInteractively()
         &selected);
     if (path.isEmpty())
         return;
-    const ExportFormat format = selected.contains("*.prom") ? ExportFormat::Prometheus
+    const ExportFormat format = selected.contains("*.prom")  ? ExportFormat::Prometheus
                                 : selected.contains("*.csv") ? ExportFormat::Csv
                                                              : formatForFileName(path);
     const Status status = exportTo(path, format);

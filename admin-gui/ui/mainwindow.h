@@ -1,25 +1,30 @@
 #pragma once
 // The console's window: Overview, Queues, Exchanges, Connections and Rate limits tabs fed by
-// one AdminSession's watch stream, the admin actions behind confirmations, export, and a
-// status bar with the connection state, broker version and uptime.
+// one AdminSession's watch stream, per-queue detail windows, the admin actions behind
+// confirmations, export, and a status bar with the connection state, broker version and uptime.
 
 #include <functional>
 
+#include <QHash>
 #include <QLabel>
 #include <QMainWindow>
+#include <QPointer>
 #include <QTabWidget>
 #include <QTreeView>
 
 #include "models/adminsession.h"
 #include "models/connectiontablemodel.h"
 #include "models/exchangetreemodel.h"
+#include "models/queuedepthhistory.h"
 #include "models/queuetablemodel.h"
 #include "models/ratelimittablemodel.h"
 #include "models/snapshotexport.h"
 
 namespace cmq::admingui {
 
+class ConnectDialog;
 class OverviewPage;
+class QueueDetailDialog;
 class TablePage;
 
 class MainWindow final : public QMainWindow
@@ -36,6 +41,8 @@ public:
 
     void setConfirm(Confirm confirm) { m_confirm = std::move(confirm); }
     void connectTo(const ConnectionOptions &options);
+    // "overview", "queues", "exchanges", "connections" or "ratelimits"; false when unknown.
+    bool selectTab(const QString &name);
 
     AdminSession &session() { return m_session; }
     QTabWidget *tabs() { return m_tabs; }
@@ -46,6 +53,9 @@ public:
     TablePage *queuesPage() { return m_queuesPage; }
     TablePage *connectionsPage() { return m_connectionsPage; }
     OverviewPage *overviewPage() { return m_overview; }
+    const QueueDepthHistory &depthHistory() const { return m_depthHistory; }
+    ConnectDialog *connectDialog() const;
+    QueueDetailDialog *queueDetail(const QString &queue) const;
     // The visible banner text: refusals and action results, for the operator and for tests.
     QString bannerText() const { return m_banner->text(); }
     QString statusText() const { return m_state->text(); }
@@ -56,11 +66,19 @@ public:
     void deleteSelectedQueue();
     void disconnectSelectedConnection();
     Status exportTo(const QString &path, ExportFormat format);
-    void showConnectDialog();
+    // Non-modal, so the window stays live; `error` is shown in it (a refusal to fix).
+    void showConnectDialog(const QString &error = {});
+    // Opens (or raises) a queue's detail window; it fills in as soon as the queue is known.
+    QueueDetailDialog *openQueueDetail(const QString &queue);
+    void openSelectedQueueDetail();
+    // One watch snapshot into every model and view (the session's snapshots arrive here).
+    void showSnapshot(const QJsonObject &snapshot);
 
 private:
     void buildMenus();
-    void showSnapshot(const QJsonObject &snapshot);
+    void updateQueueDetail(QueueDetailDialog *detail, const QJsonObject &snapshot);
+    // Ends a connect started from the dialog; true when the state change is fully handled.
+    bool finishDialogConnect(AdminSession::State state);
     void onStateChanged(AdminSession::State state, const QString &message);
     void onActionFinished(const QString &line, bool ok, const QString &message);
     void showBanner(const QString &text, bool error);
@@ -71,6 +89,10 @@ private:
     ConnectionTableModel m_connections;
     RateLimitTableModel m_rateLimits;
     ExchangeTreeModel m_exchanges;
+    QueueDepthHistory m_depthHistory;
+    QHash<QString, QPointer<QueueDetailDialog>> m_details;
+    QPointer<ConnectDialog> m_connectDialog;
+    bool m_dialogConnecting = false; // the connect dialog waits for the attempt's outcome
     QTabWidget *m_tabs;
     QLabel *m_banner;
     OverviewPage *m_overview;

@@ -5,8 +5,8 @@
 #include <QGridLayout>
 #include <QGroupBox>
 #include <QLineSeries>
-#include <QValueAxis>
 #include <QVBoxLayout>
+#include <QValueAxis>
 
 namespace cmq::admingui {
 
@@ -20,9 +20,14 @@ struct Figure
 
 // Name → caption; the name is also how tests find a figure.
 constexpr Figure Figures[] = {
-    {"connections", "Connections"}, {"queues", "Queues"},      {"ready", "Ready"},
-    {"unacked", "Unacked"},         {"publish", "Publish /s"}, {"deliver", "Deliver /s"},
-    {"ack", "Ack /s"},              {"consumers", "Consumers"},
+    {"connections", "Connections"},
+    {"queues", "Queues"},
+    {"ready", "Ready"},
+    {"unacked", "Unacked"},
+    {"publish", "Publish /s"},
+    {"deliver", "Deliver /s"},
+    {"ack", "Ack /s"},
+    {"consumers", "Consumers"},
 };
 
 QString number(double value)
@@ -67,8 +72,8 @@ OverviewPage::OverviewPage(QWidget *parent) : QWidget(parent)
     layout->addWidget(makeChart(tr("Message rates (per second)"),
                                 {m_published, m_delivered, m_acknowledged}, &m_rateX, &m_rateY),
                       1);
-    layout->addWidget(makeChart(tr("Total queue depth (messages)"), {m_depth}, &m_depthX, &m_depthY),
-                      1);
+    layout->addWidget(
+        makeChart(tr("Total queue depth (messages)"), {m_depth}, &m_depthX, &m_depthY), 1);
 }
 
 QChartView *OverviewPage::makeChart(const QString &title, const QList<QLineSeries *> &series,

@@ -30,8 +30,8 @@ public:
     QString figure(const QString &name) const; // the text of a key figure, for tests
 
 private:
-    QChartView *makeChart(const QString &title, const QList<QLineSeries *> &series,
-                          QValueAxis **x, QValueAxis **y);
+    QChartView *makeChart(const QString &title, const QList<QLineSeries *> &series, QValueAxis **x,
+                          QValueAxis **y);
     void refreshCharts();
 
     QHash<QString, QLabel *> m_figures;

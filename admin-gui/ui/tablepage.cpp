@@ -30,15 +30,20 @@ TablePage::TablePage(JsonTableModel *model, const QString &filterHint, QWidget *
     m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
     m_view->horizontalHeader()->setStretchLastSection(true);
     m_view->horizontalHeader()->setDefaultSectionSize(100);
+    // Sizing columns to contents looks at this many rows, not all 5,000 of a large broker.
+    m_view->horizontalHeader()->setResizeContentsPrecision(200);
     connect(m_view->selectionModel(), &QItemSelectionModel::selectionChanged, this,
             &TablePage::updateButtons);
     // Column widths follow the first data, then stay put: live updates must not make them jump.
-    connect(model, &QAbstractItemModel::rowsInserted, this, [this] {
-        if (m_sized)
-            return;
-        m_sized = true;
-        m_view->resizeColumnsToContents();
-    }, Qt::QueuedConnection);
+    connect(
+        model, &QAbstractItemModel::rowsInserted, this,
+        [this] {
+            if (m_sized)
+                return;
+            m_sized = true;
+            m_view->resizeColumnsToContents();
+        },
+        Qt::QueuedConnection);
 
     auto *top = new QHBoxLayout;
     top->addWidget(m_filter, 1);

@@ -19,8 +19,7 @@ class TablePage final : public QWidget
     Q_DISABLE_COPY_MOVE(TablePage)
 
 public:
-    explicit TablePage(JsonTableModel *model, const QString &filterHint,
-                       QWidget *parent = nullptr);
+    explicit TablePage(JsonTableModel *model, const QString &filterHint, QWidget *parent = nullptr);
 
     QPushButton *addButton(const QString &text, bool needsSelection = true);
     QTableView *view() { return m_view; }

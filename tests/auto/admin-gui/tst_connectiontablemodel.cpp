@@ -52,16 +52,16 @@ void tst_ConnectionTableModel::expiry()
 void tst_ConnectionTableModel::columns()
 {
     ConnectionTableModel model;
-    model.update(QJsonArray{QJsonObject{
-        {"id", 7},
-        {"listener", "data"},
-        {"cn", "receiver_1"},
-        {"roles", QJsonArray{"receiver", "sender"}},
-        {"address", "127.0.0.1"},
-        {"port", 50514},
-        {"connected_at", "2025-01-31T10:00:00.123Z"},
-        {"certificate", QJsonObject{{"subject", "CN=receiver_1"}, {"serial", "4a:1f"}}},
-        {"messages_out", 108}}});
+    model.update(QJsonArray{
+        QJsonObject{{"id", 7},
+                    {"listener", "data"},
+                    {"cn", "receiver_1"},
+                    {"roles", QJsonArray{"receiver", "sender"}},
+                    {"address", "127.0.0.1"},
+                    {"port", 50514},
+                    {"connected_at", "2025-01-31T10:00:00.123Z"},
+                    {"certificate", QJsonObject{{"subject", "CN=receiver_1"}, {"serial", "4a:1f"}}},
+                    {"messages_out", 108}}});
     auto cell = [&](int column) { return model.index(0, column).data().toString(); };
     QCOMPARE(cell(ConnectionTableModel::Id), QStringLiteral("7"));
     QCOMPARE(cell(ConnectionTableModel::Roles), QStringLiteral("receiver, sender"));
@@ -95,15 +95,20 @@ void tst_ConnectionTableModel::rateLimitBuckets()
     QFETCH(double, globalFraction);
     QFETCH(bool, hot);
     RateLimitTableModel model;
-    const QJsonObject bucket{
-        {"scope", "cn"},
-        {"key", "sender_1"},
-        {"connections", connections},
-        {"connection_limit", 20},
-        {"global", QJsonObject{{"tokens", globalTokens}, {"rate", 100}, {"burst", 200},
-                               {"accepted", 14}, {"rejected", 1}}},
-        {"publish", QJsonObject{{"tokens", publishTokens}, {"rate", 50}, {"burst", 100},
-                                {"accepted", 9}, {"rejected", 0}}}};
+    const QJsonObject bucket{{"scope", "cn"},
+                             {"key", "sender_1"},
+                             {"connections", connections},
+                             {"connection_limit", 20},
+                             {"global", QJsonObject{{"tokens", globalTokens},
+                                                    {"rate", 100},
+                                                    {"burst", 200},
+                                                    {"accepted", 14},
+                                                    {"rejected", 1}}},
+                             {"publish", QJsonObject{{"tokens", publishTokens},
+                                                     {"rate", 50},
+                                                     {"burst", 100},
+                                                     {"accepted", 9},
+                                                     {"rejected", 0}}}};
     model.updateBuckets(QJsonObject{{"buckets", QJsonArray{bucket}}});
     QCOMPARE(model.rowCount(), 1);
     QCOMPARE(model.index(0, RateLimitTableModel::GlobalTokens)
@@ -112,7 +117,8 @@ void tst_ConnectionTableModel::rateLimitBuckets()
              globalFraction);
     QVERIFY(!model.index(0, RateLimitTableModel::Key).data(JsonTableModel::FractionRole).isValid());
     QCOMPARE(model.nearExhaustion(0), hot);
-    QCOMPARE(model.index(0, RateLimitTableModel::Key).data().toString(), QStringLiteral("sender_1"));
+    QCOMPARE(model.index(0, RateLimitTableModel::Key).data().toString(),
+             QStringLiteral("sender_1"));
     QCOMPARE(model.index(0, RateLimitTableModel::Accepted).data().toString(), QStringLiteral("23"));
     QCOMPARE(model.index(0, RateLimitTableModel::Connections).data().toString(),
              QStringLiteral("%1 / 20").arg(connections));

@@ -37,7 +37,8 @@ QStringList names(const QueueTableModel &model)
 {
     QStringList list;
     for (int row = 0; row < model.rowCount(); ++row)
-        list.append(model.data(model.index(row, QueueTableModel::Name), Qt::DisplayRole).toString());
+        list.append(
+            model.data(model.index(row, QueueTableModel::Name), Qt::DisplayRole).toString());
     return list;
 }
 
@@ -65,23 +66,30 @@ void tst_QueueTableModel::incrementalUpdate_data()
     QTest::addColumn<int>("removed");
     QTest::addColumn<int>("changed"); // dataChanged emissions (runs of changed rows)
 
-    QTest::newRow("first snapshot") << "" << "a:1,b:2" << QStringList{"a", "b"} << 1 << 0 << 0;
-    QTest::newRow("nothing changed") << "a:1,b:2" << "a:1,b:2" << QStringList{"a", "b"} << 0 << 0
-                                     << 0;
-    QTest::newRow("one count changed") << "a:1,b:2,c:3" << "a:1,b:5,c:3"
-                                       << QStringList{"a", "b", "c"} << 0 << 0 << 1;
-    QTest::newRow("two separate rows changed") << "a:1,b:2,c:3" << "a:9,b:2,c:9"
-                                               << QStringList{"a", "b", "c"} << 0 << 0 << 2;
-    QTest::newRow("queue added") << "a:1" << "a:1,b:0" << QStringList{"a", "b"} << 1 << 0 << 0;
-    QTest::newRow("queue removed in the middle") << "a:1,b:2,c:3" << "a:1,c:3"
-                                                 << QStringList{"a", "c"} << 0 << 1 << 0;
-    QTest::newRow("two runs removed") << "a:1,b:2,c:3,d:4" << "b:2,d:4"
-                                      << QStringList{"b", "d"} << 0 << 2 << 0;
-    QTest::newRow("reordered snapshot keeps rows") << "a:1,b:2" << "b:2,a:1"
-                                                   << QStringList{"a", "b"} << 0 << 0 << 0;
-    QTest::newRow("all gone") << "a:1,b:2" << "" << QStringList{} << 0 << 1 << 0;
-    QTest::newRow("replace, change and add") << "a:1,b:2" << "b:3,c:0"
-                                             << QStringList{"b", "c"} << 1 << 1 << 1;
+    QTest::newRow("first snapshot") << ""
+                                    << "a:1,b:2" << QStringList{"a", "b"} << 1 << 0 << 0;
+    QTest::newRow("nothing changed") << "a:1,b:2"
+                                     << "a:1,b:2" << QStringList{"a", "b"} << 0 << 0 << 0;
+    QTest::newRow("one count changed")
+        << "a:1,b:2,c:3"
+        << "a:1,b:5,c:3" << QStringList{"a", "b", "c"} << 0 << 0 << 1;
+    QTest::newRow("two separate rows changed")
+        << "a:1,b:2,c:3"
+        << "a:9,b:2,c:9" << QStringList{"a", "b", "c"} << 0 << 0 << 2;
+    QTest::newRow("queue added") << "a:1"
+                                 << "a:1,b:0" << QStringList{"a", "b"} << 1 << 0 << 0;
+    QTest::newRow("queue removed in the middle")
+        << "a:1,b:2,c:3"
+        << "a:1,c:3" << QStringList{"a", "c"} << 0 << 1 << 0;
+    QTest::newRow("two runs removed") << "a:1,b:2,c:3,d:4"
+                                      << "b:2,d:4" << QStringList{"b", "d"} << 0 << 2 << 0;
+    QTest::newRow("reordered snapshot keeps rows")
+        << "a:1,b:2"
+        << "b:2,a:1" << QStringList{"a", "b"} << 0 << 0 << 0;
+    QTest::newRow("all gone") << "a:1,b:2"
+                              << "" << QStringList{} << 0 << 1 << 0;
+    QTest::newRow("replace, change and add") << "a:1,b:2"
+                                             << "b:3,c:0" << QStringList{"b", "c"} << 1 << 1 << 1;
 }
 
 void tst_QueueTableModel::incrementalUpdate()

@@ -112,8 +112,10 @@ void tst_SnapshotExport::describeError_data()
     QTest::newRow("wrong CA")
         << "The issuer certificate of a locally looked up certificate could not be found"
         << "not signed by the selected CA" << false;
-    QTest::newRow("shutting down") << "Server shutting down" << "closed the connection" << true;
-    QTest::newRow("timeout") << "Socket operation timed out" << "timed out" << true;
+    QTest::newRow("shutting down") << "Server shutting down"
+                                   << "closed the connection" << true;
+    QTest::newRow("timeout") << "Socket operation timed out"
+                             << "timed out" << true;
 }
 
 void tst_SnapshotExport::describeError()
