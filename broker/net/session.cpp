@@ -21,6 +21,21 @@ constexpr qsizetype kMaxPendingReplies = 8192;
 // Read in chunks so one connection cannot monopolise the event loop.
 constexpr qint64 kReadChunk = 256 * 1024;
 
+// Commands whose effect later requests may depend on. They complete only once storage has
+// committed them, so the session reads nothing further from the connection until they have.
+static bool isOrderingBarrier(protocol::Command command)
+{
+    switch (command) {
+    case protocol::Command::DeclareQueue:
+    case protocol::Command::DeclareExchange:
+    case protocol::Command::Bind:
+    case protocol::Command::RegisterPublicKey:
+        return true;
+    default:
+        return false;
+    }
+}
+
 Reply::Reply(Session *session, quint64 slot) : m_session(session), m_slot(slot) {}
 
 void Reply::send(const QByteArray &lines) const
@@ -62,7 +77,8 @@ void Session::onReadyRead()
 {
     if (m_closing || m_finished)
         return;
-    while (!m_readingPaused && !m_outputPaused && m_socket->bytesAvailable() > 0) {
+    while (!m_readingPaused && !m_outputPaused && !m_barrierPending
+           && m_socket->bytesAvailable() > 0) {
         const QByteArray chunk = m_socket->read(kReadChunk);
         if (chunk.isEmpty())
             break;
@@ -78,7 +94,7 @@ void Session::onReadyRead()
 void Session::processBuffer()
 {
     qsizetype offset = 0;
-    while (!m_closing && !m_shuttingDown) {
+    while (!m_closing && !m_shuttingDown && !m_barrierPending) {
         if (qsizetype(m_replies.size()) >= kMaxPendingReplies) {
             m_readingPaused = true;
             break;
@@ -127,6 +143,11 @@ void Session::handleLine(QByteArrayView line)
     if (parsed.request.command == protocol::Command::Publish
         || parsed.request.command == protocol::Command::PublishBatch)
         m_replies.back().publishStartNs = m_clock.nsecsElapsed();
+    const bool barrier = isOrderingBarrier(parsed.request.command);
+    if (barrier) {
+        m_barrierPending = true;
+        m_barrierSlot = slot;
+    }
     m_dispatcher.dispatch(*this, parsed.request, Reply(this, slot));
 }
 
@@ -142,6 +163,10 @@ void Session::completeReply(quint64 slot, const QByteArray &lines)
         return;
     PendingReply &pending = m_replies[slot - m_firstSlot];
     pending.ready = true;
+    if (m_barrierPending && slot == m_barrierSlot) {
+        m_barrierPending = false;
+        resumeReading();
+    }
     pending.lines += lines;
     if (pending.publishStartNs >= 0) {
         // One "ACK <id>" line per stored message; errors name no ACK.
@@ -174,12 +199,10 @@ void Session::flushReplies()
         m_replies.pop_front();
         ++m_firstSlot;
     }
-    if (m_readingPaused && qsizetype(m_replies.size()) < kMaxPendingReplies / 2) {
+    if (m_readingPaused && !m_shuttingDown
+        && qsizetype(m_replies.size()) < kMaxPendingReplies / 2) {
         m_readingPaused = false;
-        QMetaObject::invokeMethod(this, [this] {
-            processBuffer();
-            onReadyRead();
-        }, Qt::QueuedConnection);
+        resumeReading();
     }
     if (m_shuttingDown && m_replies.empty())
         m_socket->disconnectFromHost();
@@ -190,6 +213,17 @@ void Session::flushReplies()
     }
     if (!canTakeDeliveries())
         m_wasBackedUp = true;
+}
+
+// Later, not now: the caller may be deep inside a handler or a storage callback.
+void Session::resumeReading()
+{
+    QMetaObject::invokeMethod(this, [this] {
+        if (m_closing || m_finished)
+            return;
+        processBuffer();
+        onReadyRead();
+    }, Qt::QueuedConnection);
 }
 
 qint64 Session::unsentBytes() const
@@ -209,10 +243,7 @@ void Session::onBytesWritten()
     const bool drained = unsentBytes() < m_limits.outputHighWaterBytes / 2;
     if (m_outputPaused && drained && !m_closing && !m_finished) {
         m_outputPaused = false;
-        QMetaObject::invokeMethod(this, [this] {
-            processBuffer();
-            onReadyRead();
-        }, Qt::QueuedConnection);
+        resumeReading();
     }
     if (m_wasBackedUp && drained) {
         m_wasBackedUp = false;

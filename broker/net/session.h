@@ -105,6 +105,7 @@ private:
     void handleLine(QByteArrayView line);
     quint64 reserveReply();
     void flushReplies();
+    void resumeReading();
     void onBytesWritten();
     void onLivenessTick();
     void finish();
@@ -134,6 +135,10 @@ private:
     bool m_finished = false;
     bool m_wasBackedUp = false;
     bool m_outputPaused = false; // not reading requests until the client reads our replies
+    // A topology command (declare, bind, key registration) is in flight: later requests of this
+    // connection wait for it, so a pipelined `bind` sees the queue its `declare_queue` created.
+    bool m_barrierPending = false;
+    quint64 m_barrierSlot = 0;
     SessionCounters m_counters;
     QElapsedTimer m_clock;
     std::function<void(qint64)> m_publishObserver;

@@ -228,9 +228,8 @@ void Client::onReady(BrokerConnection *connection)
 
 void Client::runNextStep()
 {
-    // One step at a time, each after the previous one's reply, as the existing clients do: the
-    // broker answers in order, but applies a declaration only once it is stored, so a pipelined
-    // bind could still find its queue missing.
+    // One step at a time, each after the previous one's reply, as the existing clients do, so
+    // a refused step is known before the steps that depend on it are sent.
     if (m_stepInFlight || !m_connection || !m_connection->isReady())
         return;
     if (m_stepQueue.isEmpty()) {

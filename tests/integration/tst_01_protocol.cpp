@@ -36,6 +36,7 @@ private Q_SLOTS:
     void resend();
     void publicKeys();
     void pipelinedPublishes();
+    void pipelinedTopology();
     void lineSplitAcrossWrites();
     void crlfLineEndings();
     void invalidUtf8();
@@ -281,6 +282,25 @@ void tst_Protocol::pipelinedPublishes()
     receiver->sendRaw(acks);
     for (int i = 0; i < 200; ++i)
         QCOMPARE(receiver->readLine(), "ACK_CONFIRMED pp-" + QByteArray::number(i));
+}
+
+void tst_Protocol::pipelinedTopology()
+{
+    // A whole set-up in one write, nothing declared before: each request sees the effect of
+    // the ones ahead of it, although those complete only once storage has committed them.
+    TestClient *receiver = connect("receiver_1");
+    receiver->sendRaw("declare_exchange pt_exchange\n"
+                      "declare_queue receiver_1_pt\n"
+                      "bind receiver_1_pt pt_exchange receiver_1_pt\n"
+                      "consume receiver_1_pt\n");
+    QCOMPARE(receiver->readLine(), "Exchange declared");
+    QCOMPARE(receiver->readLine(), "Queue declared");
+    QCOMPARE(receiver->readLine(), "Queue bound");
+    QCOMPARE(receiver->readLine(), "Subscribed to queue");
+    TestClient *sender = connect("sender_1");
+    QCOMPARE(sender->request("publish pt_exchange receiver_1_pt " + envelope("pt-1")),
+             "ACK pt-1");
+    QCOMPARE(receiver->readLine(), "Message: pt-1 " + envelope("pt-1"));
 }
 
 void tst_Protocol::lineSplitAcrossWrites()

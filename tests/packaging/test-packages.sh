@@ -338,16 +338,9 @@ cmq_as() {
         --broker "127.0.0.1:$port" --cert "$clients/$cn.crt" --key "$clients/$cn.key" \
         --ca "$clients/ca.crt" --identity "$clients/$cn.identity" "$@"
 }
-# listen_setup CN: the receiver's queue and binding (cmq listen's conventions: <cn>_queue, key
-# <cn>_key), then one short cmq listen that registers its public key. The topology goes first,
-# one command at a time, because cmq listen pipelines declare_queue and bind, and the broker
-# currently answers a bind pipelined behind the declare of a new queue with "Queue ... not
-# found" (the router adds the queue only once storage has saved it). With that fixed, cmq
-# listen alone suffices.
+# listen_setup CN: one short cmq listen declares the receiver's queue and binding (cmq listen's
+# conventions: <cn>_queue, key <cn>_key) and registers its public key.
 listen_setup() {
-    cmq_as "$1" declare exchange CipherMQ_exchange >/dev/null || fail "cmq declare exchange"
-    cmq_as "$1" declare queue "$1_queue" >/dev/null || fail "cmq declare queue"
-    cmq_as "$1" declare bind "$1_queue" CipherMQ_exchange "$1_key" >/dev/null || fail "cmq declare bind"
     cmq_as "$1" listen --timeout 2 >/dev/null || fail "cmq listen (set-up) as $1 failed"
 }
 # send_message TO TEXT
@@ -361,9 +354,7 @@ expect_message() {
     [ "$got" = "$2" ] || fail "cmq listen as $1 printed '$got', expected '$2'"
 }
 
-# Round trips go to pkg-receiver, messages kept across the upgrades to pkg-archive: each queue
-# is read once per database, because cmq listen --count currently exits before its last ack
-# takes effect, so a second listen on the same queue would see that message again.
+# Round trips go to pkg-receiver; the messages kept across the upgrades go to pkg-archive.
 step "installed broker on the packaged SQLite default, as the unit runs it"
 set_key server address "\"127.0.0.1:$port\""
 set_key acl sender_cns '["pkg-sender"]'
