@@ -19,10 +19,10 @@ QString ConnectionTableModel::keyOf(const QJsonObject &row) const
 
 QStringList ConnectionTableModel::headers() const
 {
-    return {tr("Id"),       tr("Listener"),        tr("CN"),      tr("Roles"),
-            tr("Address"),  tr("Connected since"), tr("Subject"), tr("Issuer"),
-            tr("Serial"),   tr("Cert expiry"),     tr("Msgs in"), tr("Msgs out"),
-            tr("Bytes in"), tr("Bytes out")};
+    return {tr("Id"),       tr("Listener"),        tr("CN"),          tr("Roles"),
+            tr("Address"),  tr("Connected since"), tr("Msgs in"),     tr("Msgs out"),
+            tr("Bytes in"), tr("Bytes out"),       tr("Cert expiry"), tr("Subject"),
+            tr("Issuer"),   tr("Serial")};
 }
 
 QVariant ConnectionTableModel::cell(const QJsonObject &row, int column) const

@@ -21,14 +21,14 @@ public:
         Roles,
         Address,
         ConnectedSince,
-        Subject,
-        Issuer,
-        Serial,
-        Expiry,
-        MessagesIn,
+        MessagesIn, // traffic before the certificate details, which are long and read less
         MessagesOut,
         BytesIn,
         BytesOut,
+        Expiry,
+        Subject,
+        Issuer,
+        Serial,
         ColumnCount
     };
     static constexpr int ExpiryWarningDays = 30;

@@ -173,6 +173,12 @@ QVariant JsonTableModel::data(const QModelIndex &index, int role) const
         if (value.typeId() == QMetaType::Double)
             return QVariant(Qt::AlignRight | Qt::AlignVCenter);
         return {};
+    case Qt::ToolTipRole:
+        // The whole text, for cells a narrow column elides (serials, subjects).
+        if (const QVariant tip = extraData(m_rows[index.row()], index.column(), role);
+            tip.isValid())
+            return tip;
+        return value.typeId() == QMetaType::QString ? value : QVariant();
     default:
         return extraData(m_rows[index.row()], index.column(), role);
     }

@@ -85,9 +85,10 @@ QChartView *OverviewPage::makeChart(const QString &title, const QList<QLineSerie
     *x = new QValueAxis;
     (*x)->setTitleText(tr("seconds ago"));
     (*x)->setLabelFormat("%d");
+    (*x)->setRange(-60, 0); // until the first snapshot: an empty minute, not a degenerate axis
     *y = new QValueAxis;
     (*y)->setLabelFormat("%.0f");
-    (*y)->setMin(0);
+    (*y)->setRange(0, 10);
     chart->addAxis(*x, Qt::AlignBottom);
     chart->addAxis(*y, Qt::AlignLeft);
     for (QLineSeries *s : series) {

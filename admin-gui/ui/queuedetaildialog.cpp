@@ -86,10 +86,13 @@ QueueDetailDialog::QueueDetailDialog(const QString &queue, QWidget *parent)
     m_state->setStyleSheet(QStringLiteral("color:#8a1c1c"));
 
     auto *tables = new QSplitter(Qt::Horizontal);
-    tables->addWidget(titled(tr("Bindings (exchange → routing key)"), makeTable(&m_bindings)));
+    QTableView *bindings = makeTable(&m_bindings);
+    bindings->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    tables->addWidget(titled(tr("Bindings (exchange → routing key)"), bindings));
     tables->addWidget(titled(tr("Consumers"), makeTable(&m_consumers)));
     tables->setStretchFactor(0, 2);
     tables->setStretchFactor(1, 3);
+    tables->setSizes({420, 700});
 
     auto *split = new QSplitter(Qt::Vertical);
     split->addWidget(makeChart());
@@ -109,7 +112,7 @@ QueueDetailDialog::QueueDetailDialog(const QString &queue, QWidget *parent)
     layout->addWidget(makeFigures());
     layout->addWidget(split, 1);
     layout->addWidget(buttons);
-    resize(960, 680);
+    resize(1180, 720);
 }
 
 QWidget *QueueDetailDialog::makeFigures()

@@ -26,12 +26,15 @@ TablePage::TablePage(JsonTableModel *model, const QString &filterHint, QWidget *
     m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_view->setSelectionMode(QAbstractItemView::SingleSelection);
     m_view->setAlternatingRowColors(true);
+    m_view->setWordWrap(false); // one line per row; long values are elided
     m_view->verticalHeader()->hide();
     m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
     m_view->horizontalHeader()->setStretchLastSection(true);
     m_view->horizontalHeader()->setDefaultSectionSize(100);
     // Sizing columns to contents looks at this many rows, not all 5,000 of a large broker.
     m_view->horizontalHeader()->setResizeContentsPrecision(200);
+    // Long values (certificate serials) are elided, with the whole text as the tooltip.
+    m_view->horizontalHeader()->setMaximumSectionSize(220);
     connect(m_view->selectionModel(), &QItemSelectionModel::selectionChanged, this,
             &TablePage::updateButtons);
     // Column widths follow the first data, then stay put: live updates must not make them jump.

@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# Screenshots of the admin console for docs/images/, taken from the real window after real
+# traffic: starts a throwaway broker (own certificates, config, data and free ports under a
+# temporary directory), sends messages with `cmq` (one receiver consuming, one queue filling
+# up, one sender bursting past its rate limit), then runs ciphermq-admin under Xvfb at
+# 1280x800 once per tab and captures the screen with ImageMagick's `import`.
+#
+#   scripts/screenshots.sh [BUILD_DIR]     (default: build; needs ciphermq-broker, cmq and
+#                                           ciphermq-admin built there)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+build=$(cd "${1:-build}" && pwd)
+out="$root/docs/images"
+broker_bin="$build/broker/ciphermq-broker"
+cmq="$build/cli/cmq"
+admin="$build/admin-gui/ciphermq-admin"
+for bin in "$broker_bin" "$cmq" "$admin"; do
+    [ -x "$bin" ] || { echo "missing $bin: build it first" >&2; exit 2; }
+done
+bash scripts/ensure-packages.sh xvfb imagemagick x11-utils
+
+work=$(mktemp -d /tmp/cmq-screenshots.XXXXXX)
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+data_port=$(free_port)
+admin_port=$(free_port)
+
+echo "Certificates and config in $work (data port $data_port, admin port $admin_port)"
+certs="$work/certs"
+mkdir -p "$certs"
+"$cmq" certs init-ca --dir "$certs" --cn "CipherMQ Development CA" >/dev/null
+"$cmq" certs server --dir "$certs" --cn localhost --san DNS:localhost,IP:127.0.0.1 >/dev/null
+for cn in sender_1 publisher-svc-1 receiver_1 receiver_2 worker-svc-1 ops-admin; do
+    "$cmq" certs client --dir "$certs" --cn "$cn" >/dev/null
+done
+cat >"$work/config.toml" <<EOF
+[server]
+address = "127.0.0.1:$data_port"
+connection_type = "tls"
+
+[tls]
+cert_path = "$certs/server.crt"
+key_path = "$certs/server.key"
+ca_cert_path = "$certs/ca.crt"
+
+[logging]
+level = "info"
+info_file_path = "$work/logs/info.log"
+debug_file_path = "$work/logs/debug.log"
+error_file_path = "$work/logs/error.log"
+
+[database]
+driver = "sqlite"
+path = "$work/data/ciphermq.db"
+
+[encryption]
+algorithm = "x25519_chacha20_poly1305"
+aes_key = "$(openssl rand -base64 32)"
+
+[performance]
+max_queue_size = 10000
+
+[admin]
+enabled = true
+address = "127.0.0.1:$admin_port"
+
+[rate_limit]
+enabled = true
+
+[acl]
+sender_cns = ["sender_1", "publisher-svc-1"]
+receiver_cns = ["receiver_1", "receiver_2", "worker-svc-1"]
+admin_cns = ["ops-admin"]
+EOF
+
+"$broker_bin" --config "$work/config.toml" >"$work/broker.out" 2>&1 &
+pids+=($!)
+for _ in $(seq 1 120); do
+    "$cmq" admin --address "127.0.0.1:$admin_port" --ca "$certs/ca.crt" \
+        --cert "$certs/ops-admin.crt" --key "$certs/ops-admin.key" help >/dev/null 2>&1 && break
+    sleep 0.5
+done
+
+as() { # as CN cmq-arguments...: run cmq with CN's identity
+    local cn=$1
+    shift
+    "$cmq" "$@" --broker "127.0.0.1:$data_port" --ca "$certs/ca.crt" \
+        --cert "$certs/$cn.crt" --key "$certs/$cn.key" --identity "$work/id/$cn"
+}
+
+echo "Traffic: receivers register, receiver_1 consumes, senders publish"
+for cn in receiver_1 receiver_2 worker-svc-1; do
+    "$cmq" keygen --identity "$work/id/$cn" >/dev/null
+    # Registers the key and declares and binds CN_queue; exits when the time is up.
+    as "$cn" listen --timeout 2 >/dev/null 2>&1 || true
+done
+as worker-svc-1 declare queue worker-svc-1_audit >/dev/null
+as worker-svc-1 declare bind worker-svc-1_audit CipherMQ_exchange worker-svc-1_key >/dev/null
+as receiver_1 listen >/dev/null 2>&1 &
+pids+=($!)
+(
+    i=0
+    while true; do
+        n=$((10 + (i % 12) * 3))
+        seq 1 "$n" | sed "s/^/order /" | as sender_1 send --to receiver_1 --lines >/dev/null 2>&1 || true
+        seq 1 $((1 + i % 4)) | sed "s/^/report /" | as sender_1 send --to receiver_2 --lines \
+            >/dev/null 2>&1 || true
+        [ $((i % 3)) -eq 0 ] && echo "audit $i" | as publisher-svc-1 send --to worker-svc-1 \
+            >/dev/null 2>&1 || true
+        i=$((i + 1))
+        sleep 0.5
+    done
+) &
+pids+=($!)
+# One burst larger than the publish bucket: the Rate limits tab shows it drained, with
+# rejected requests.
+seq 1 150 | sed "s/^/burst /" | as publisher-svc-1 send --to receiver_2 --lines \
+    >/dev/null 2>&1 || true
+
+display=99
+while [ -e "/tmp/.X$display-lock" ]; do display=$((display + 1)); done
+Xvfb ":$display" -screen 0 1280x800x24 -nolisten tcp >"$work/xvfb.out" 2>&1 &
+pids+=($!)
+export DISPLAY=":$display"
+for _ in $(seq 1 50); do
+    xdpyinfo >/dev/null 2>&1 && break
+    sleep 0.2
+done
+export XDG_CONFIG_HOME="$work/xdg" # recent connections of this run stay out of the user's
+
+connection=(--host localhost --port "$admin_port" --ca "$certs/ca.crt")
+admin_args=("${connection[@]}" --cert "$certs/ops-admin.crt" --key "$certs/ops-admin.key"
+    --interval 500 -qwindowgeometry 1280x800+0+0)
+
+shot() { # shot NAME SECONDS ciphermq-admin-arguments...
+    local name=$1 seconds=$2
+    shift 2
+    "$admin" "$@" >"$work/admin-$name.out" 2>&1 &
+    local app=$!
+    sleep "$seconds"
+    import -window root "$out/$name.png"
+    kill "$app"
+    wait "$app" 2>/dev/null || true
+    echo "  docs/images/$name.png"
+}
+
+mkdir -p "$out"
+echo "Screenshots (DISPLAY $DISPLAY, 1280x800)"
+shot overview 45 "${admin_args[@]}" --tab overview
+shot queues 8 "${admin_args[@]}" --tab queues
+# receiver_2 comes online while its queue's detail window is open: the depth chart shows the
+# backlog growing, then drained, and the consumer appears in the table.
+"$admin" "${admin_args[@]}" --tab queues --queue receiver_2_queue >"$work/admin-detail.out" 2>&1 &
+app=$!
+sleep 35
+as receiver_2 listen >/dev/null 2>&1 &
+pids+=($!)
+sleep 12
+import -window root "$out/queue-detail.png"
+kill "$app"
+wait "$app" 2>/dev/null || true
+echo "  docs/images/queue-detail.png"
+shot exchanges 8 "${admin_args[@]}" --tab exchanges
+shot connections 8 "${admin_args[@]}" --tab connections
+shot ratelimits 8 "${admin_args[@]}" --tab ratelimits
+# A non-admin certificate: the broker refuses it and the connect dialog says why.
+shot connect-refused 8 "${connection[@]}" --cert "$certs/sender_1.crt" \
+    --key "$certs/sender_1.key" -qwindowgeometry 1280x800+0+0
