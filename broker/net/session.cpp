@@ -36,7 +36,9 @@ static bool isOrderingBarrier(protocol::Command command)
     }
 }
 
-Reply::Reply(Session *session, quint64 slot) : m_session(session), m_slot(slot) {}
+Reply::Reply(Session *session, quint64 slot) : m_session(session), m_slot(slot)
+{
+}
 
 void Reply::send(const QByteArray &lines) const
 {
@@ -77,8 +79,8 @@ void Session::onReadyRead()
 {
     if (m_closing || m_finished)
         return;
-    while (!m_readingPaused && !m_outputPaused && !m_barrierPending
-           && m_socket->bytesAvailable() > 0) {
+    while (!m_readingPaused && !m_outputPaused && !m_barrierPending &&
+           m_socket->bytesAvailable() > 0) {
         const QByteArray chunk = m_socket->read(kReadChunk);
         if (chunk.isEmpty())
             break;
@@ -113,9 +115,9 @@ void Session::processBuffer()
             qCWarning(lcSession, "%s: request line over %lld bytes, closing",
                       qPrintable(m_identity.cn), qlonglong(m_limits.maxLineBytes));
             m_buffer.clear();
-            closeWithError(reply::error(QByteArray("Line too long: the limit is ")
-                                        + QByteArray::number(m_limits.maxLineBytes)
-                                        + " bytes; closing the connection"));
+            closeWithError(reply::error(QByteArray("Line too long: the limit is ") +
+                                        QByteArray::number(m_limits.maxLineBytes) +
+                                        " bytes; closing the connection"));
             return;
         }
         offset += frame.consumed;
@@ -140,8 +142,8 @@ void Session::handleLine(QByteArrayView line)
         completeReply(slot, parsed.errorReply + '\n');
         return;
     }
-    if (parsed.request.command == protocol::Command::Publish
-        || parsed.request.command == protocol::Command::PublishBatch)
+    if (parsed.request.command == protocol::Command::Publish ||
+        parsed.request.command == protocol::Command::PublishBatch)
         m_replies.back().publishStartNs = m_clock.nsecsElapsed();
     const bool barrier = isOrderingBarrier(parsed.request.command);
     if (barrier) {
@@ -199,8 +201,8 @@ void Session::flushReplies()
         m_replies.pop_front();
         ++m_firstSlot;
     }
-    if (m_readingPaused && !m_shuttingDown
-        && qsizetype(m_replies.size()) < kMaxPendingReplies / 2) {
+    if (m_readingPaused && !m_shuttingDown &&
+        qsizetype(m_replies.size()) < kMaxPendingReplies / 2) {
         m_readingPaused = false;
         resumeReading();
     }
@@ -218,12 +220,15 @@ void Session::flushReplies()
 // Later, not now: the caller may be deep inside a handler or a storage callback.
 void Session::resumeReading()
 {
-    QMetaObject::invokeMethod(this, [this] {
-        if (m_closing || m_finished)
-            return;
-        processBuffer();
-        onReadyRead();
-    }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        this,
+        [this] {
+            if (m_closing || m_finished)
+                return;
+            processBuffer();
+            onReadyRead();
+        },
+        Qt::QueuedConnection);
 }
 
 qint64 Session::unsentBytes() const
@@ -271,21 +276,21 @@ void Session::onLivenessTick()
             closeWithError(reply::error("Heartbeat timeout: closing the connection"));
             return;
         }
-        if (silentMs >= qint64(m_heartbeatSec) * 1000
-            && m_sincePing.elapsed() >= qint64(m_heartbeatSec) * 1000) {
+        if (silentMs >= qint64(m_heartbeatSec) * 1000 &&
+            m_sincePing.elapsed() >= qint64(m_heartbeatSec) * 1000) {
             m_sincePing.restart();
             pushDelivery(reply::ping());
         }
         return;
     }
     // Without heartbeats, an idle connection is closed unless it is waiting for deliveries.
-    if (m_limits.idleTimeoutSec > 0 && silentMs >= qint64(m_limits.idleTimeoutSec) * 1000
-        && !m_dispatcher.isConsuming(*this) && m_replies.empty()) {
+    if (m_limits.idleTimeoutSec > 0 && silentMs >= qint64(m_limits.idleTimeoutSec) * 1000 &&
+        !m_dispatcher.isConsuming(*this) && m_replies.empty()) {
         qCInfo(lcSession, "%s: idle for %d s, closing", qPrintable(m_identity.cn),
                m_limits.idleTimeoutSec);
-        closeWithError(reply::error(QByteArray("Idle timeout: no traffic for ")
-                                    + QByteArray::number(m_limits.idleTimeoutSec)
-                                    + " s; closing the connection"));
+        closeWithError(reply::error(QByteArray("Idle timeout: no traffic for ") +
+                                    QByteArray::number(m_limits.idleTimeoutSec) +
+                                    " s; closing the connection"));
     }
 }
 

@@ -1,6 +1,10 @@
 #include "deliverystore.h"
 
+#include <QHash>
+#include <QSet>
 #include <QSqlQuery>
+
+#include "libpq.h"
 
 namespace cmq::storage {
 
@@ -51,20 +55,189 @@ QString deleteOrphanBodies(const Lists &lists)
                           "WHERE e.message_id = message_bodies.message_id)");
 }
 
+// --- PostgreSQL: one prepared statement with binary arrays ---------------------------------
+//
+// The text path below costs PostgreSQL a parse and a plan per statement and a round trip each;
+// at tens of thousands of updates a second that is most of the database's time. Here the
+// updates are first folded per message (a message delivered and acknowledged within one batch
+// gets one metadata update, not two), then written by one prepared statement.
+
+const char UpdatesStatementName[] = "ciphermq_delivery_updates";
+// $1..$4: per message id, the delivered/acknowledged/evicted times in ms since the epoch (0 =
+// no such event in this batch). $5, $6: the (queue, message id) entries that left their queue;
+// $7, $8: those delivered and still there. One statement sees one snapshot, so the body delete
+// excludes the entries deleted beside it.
+const char UpdatesStatement[] =
+    "WITH u AS (SELECT id, NULLIF(d, 0) AS d, NULLIF(a, 0) AS a, NULLIF(e, 0) AS e "
+    "FROM unnest($1::text[], $2::int8[], $3::int8[], $4::int8[]) AS x (id, d, a, e)), "
+    "meta AS (UPDATE message_metadata m SET "
+    "delivered_time = COALESCE(m.delivered_time, timestamptz 'epoch' + u.d * interval '1 ms'), "
+    "acknowledged_time = COALESCE(timestamptz 'epoch' + u.a * interval '1 ms', "
+    "m.acknowledged_time), "
+    "evicted_time = COALESCE(timestamptz 'epoch' + u.e * interval '1 ms', m.evicted_time), "
+    "status = CASE WHEN u.a IS NOT NULL OR m.status = 'acknowledged' THEN 'acknowledged' "
+    "WHEN u.e IS NOT NULL THEN 'evicted' "
+    "WHEN u.d IS NOT NULL AND m.status = 'sent' THEN 'delivered' ELSE m.status END "
+    "FROM u WHERE m.message_id = u.id), "
+    "delivered AS (UPDATE queue_entries q SET delivered = TRUE "
+    "FROM unnest($7::text[], $8::text[]) AS d (queue, id) "
+    "WHERE q.queue = d.queue AND q.message_id = d.id AND NOT q.delivered), "
+    "gone AS (SELECT * FROM unnest($5::text[], $6::text[]) AS g (queue, id)), "
+    "entries AS (DELETE FROM queue_entries q USING gone g "
+    "WHERE q.queue = g.queue AND q.message_id = g.id) "
+    "DELETE FROM message_bodies b WHERE b.message_id IN (SELECT id FROM gone) "
+    "AND NOT EXISTS (SELECT 1 FROM queue_entries q WHERE q.message_id = b.message_id "
+    "AND NOT EXISTS (SELECT 1 FROM gone g WHERE g.queue = q.queue AND g.id = q.message_id))";
+
+// For this transaction only. Fire-and-forget state: no reason to wait for the disk (see
+// applyDeliveryUpdates). And find rows by index: the prepared statement's generic plan is made
+// once, while the tables are small, and a sequential scan chosen then would stay the plan while
+// the metadata table grows (rows are kept for the retention period): a full scan per batch.
+const char TransactionSettings[] = "SELECT set_config('synchronous_commit', 'off', true), "
+                                   "set_config('enable_seqscan', 'off', true)";
+
+// Checks a command's outcome and frees its result; false with `error` set otherwise.
+bool runCommand(const pq::Api &api, pq::ResultSet *result, QString *error,
+                pq::ExecStatus expected = pq::CommandOk)
+{
+    const bool ok = result && api.resultStatus(result) == expected;
+    if (!ok)
+        *error = pq::errorText(api, result);
+    if (result)
+        api.clear(result);
+    return ok;
+}
+
+Status applyPostgresBinary(SqlSession &session, const pq::Api &api, pq::Connection *connection,
+                           const QList<DeliveryUpdate> &updates)
+{
+    struct Times
+    {
+        qint64 delivered = 0, acknowledged = 0, evicted = 0;
+    };
+    QHash<QString, Times> perMessage;
+    QStringList order; // first-seen order keeps the statement deterministic
+    pq::BinaryArray goneQueues(pq::TextOid), goneIds(pq::TextOid);
+    QSet<std::pair<QString, QString>> gone;
+    for (const DeliveryUpdate &update : updates) {
+        if (update.kind != DeliveryUpdate::Kind::Delivered)
+            gone.insert({update.queue, update.messageId});
+    }
+    // An entry that leaves its queue in this batch needs no delivered flag first.
+    pq::BinaryArray deliveredQueues(pq::TextOid), deliveredIds(pq::TextOid);
+    for (const DeliveryUpdate &update : updates) {
+        auto it = perMessage.find(update.messageId);
+        if (it == perMessage.end()) {
+            it = perMessage.insert(update.messageId, Times{});
+            order.append(update.messageId);
+        }
+        const qint64 ms = qMax<qint64>(1, update.at.toMSecsSinceEpoch());
+        switch (update.kind) {
+        case DeliveryUpdate::Kind::Delivered:
+            // The first delivery wins, as in the database.
+            if (it->delivered == 0)
+                it->delivered = ms;
+            if (!gone.contains({update.queue, update.messageId})) {
+                deliveredQueues.append(update.queue.toUtf8());
+                deliveredIds.append(update.messageId.toUtf8());
+            }
+            break;
+        case DeliveryUpdate::Kind::Acknowledged:
+            it->acknowledged = ms;
+            goneQueues.append(update.queue.toUtf8());
+            goneIds.append(update.messageId.toUtf8());
+            break;
+        case DeliveryUpdate::Kind::Evicted:
+            it->evicted = ms;
+            goneQueues.append(update.queue.toUtf8());
+            goneIds.append(update.messageId.toUtf8());
+            break;
+        }
+    }
+    pq::BinaryArray ids(pq::TextOid), delivered(pq::Int8Oid), acknowledged(pq::Int8Oid),
+        evicted(pq::Int8Oid);
+    for (const QString &id : std::as_const(order)) {
+        const Times &t = perMessage[id];
+        ids.append(id.toUtf8());
+        delivered.appendInt64(t.delivered);
+        acknowledged.appendInt64(t.acknowledged);
+        evicted.appendInt64(t.evicted);
+    }
+
+    QString error;
+    if (!session.isPrepared(UpdatesStatementName)) {
+        pq::ResultSet *prepared =
+            api.prepare(connection, UpdatesStatementName, UpdatesStatement, 0, nullptr);
+        // 42P05: prepared earlier on this connection; same text.
+        const bool exists = prepared && api.resultStatus(prepared) != pq::CommandOk &&
+                            qstrcmp(api.resultErrorField(prepared, 'C'), "42P05") == 0;
+        if (exists) {
+            api.clear(prepared);
+        } else if (!runCommand(api, prepared, &error)) {
+            return failure(error);
+        }
+        session.setPrepared(UpdatesStatementName);
+    }
+
+    const QByteArray arrays[] = {
+        ids.finish(),        delivered.finish(), acknowledged.finish(),    evicted.finish(),
+        goneQueues.finish(), goneIds.finish(),   deliveredQueues.finish(), deliveredIds.finish()};
+    constexpr int Params = 8;
+    const char *values[Params];
+    int lengths[Params];
+    int formats[Params];
+    for (int i = 0; i < Params; ++i) {
+        values[i] = arrays[i].constData();
+        lengths[i] = int(arrays[i].size());
+        formats[i] = 1; // binary
+    }
+    if (!runCommand(api,
+                    api.execParams(connection, "BEGIN", 0, nullptr, nullptr, nullptr, nullptr, 0),
+                    &error))
+        return failure(error);
+    const bool written =
+        runCommand(api,
+                   api.execParams(connection, TransactionSettings, 0, nullptr, nullptr, nullptr,
+                                  nullptr, 0),
+                   &error, pq::TuplesOk) &&
+        runCommand(
+            api,
+            api.execPrepared(connection, UpdatesStatementName, Params, values, lengths, formats, 0),
+            &error) &&
+        runCommand(api,
+                   api.execParams(connection, "COMMIT", 0, nullptr, nullptr, nullptr, nullptr, 0),
+                   &error);
+    if (!written) {
+        QString ignored;
+        runCommand(api,
+                   api.execParams(connection, "ROLLBACK", 0, nullptr, nullptr, nullptr, nullptr, 0),
+                   &ignored);
+        return failure(error);
+    }
+    return success();
+}
+
 } // namespace
 
 Status applyDeliveryUpdates(SqlSession &session, const QList<DeliveryUpdate> &updates)
 {
+    if (updates.isEmpty())
+        return success();
+    if (session.isPostgres()) {
+        const pq::Api *api = pq::api();
+        if (pq::Connection *connection = api ? pq::connectionOf(session.database()) : nullptr)
+            return applyPostgresBinary(session, *api, connection, updates);
+    }
     const Lists delivered = listsFor(session, updates, Kind::Delivered);
     const Lists acknowledged = listsFor(session, updates, Kind::Acknowledged);
     const Lists evicted = listsFor(session, updates, Kind::Evicted);
 
     QStringList statements;
     if (!delivered.isEmpty()) {
+        // The first delivery wins; a message delivered again after a restart keeps its time.
         statements << QStringLiteral("UPDATE queue_entries SET delivered = TRUE "
                                      "WHERE (queue, message_id) IN (VALUES ") +
                           delivered.pairs + u')';
-        // The first delivery wins; a message delivered again after a restart keeps its time.
         statements << QStringLiteral("WITH v (message_id, event_time) AS (VALUES ") +
                           delivered.times +
                           QStringLiteral(

@@ -66,6 +66,13 @@ void setEnabled(bool enabled)
     g_enabled = enabled;
 }
 
+QString errorText(const Api &api, ResultSet *result)
+{
+    const QString text =
+        result ? QString::fromUtf8(api.resultErrorMessage(result)).simplified() : QString();
+    return text.isEmpty() ? QStringLiteral("lost the connection to PostgreSQL") : text;
+}
+
 Connection *connectionOf(const QSqlDatabase &db)
 {
     // The pattern QSqlDriver::handle() documents for QPSQL; Qt 6 names the type after the

@@ -8,6 +8,7 @@
 #include <QByteArray>
 #include <QList>
 #include <QSqlDatabase>
+#include <QString>
 
 namespace cmq::storage::pq {
 
@@ -46,6 +47,9 @@ const Api *api();
 
 // On by default. Tests switch it off to exercise the QtSql fallbacks.
 void setEnabled(bool enabled);
+
+// The server's error message of a failed call, one line; "lost the connection" without one.
+QString errorText(const Api &api, ResultSet *result);
 
 // The PGconn behind an open QPSQL connection, or null.
 Connection *connectionOf(const QSqlDatabase &db);

@@ -128,13 +128,6 @@ const char PublishStatement[] =
     "JOIN ins ON ins.message_id = t.id ORDER BY t.ord) "
     "SELECT message_id FROM ins";
 
-QString libpqError(const pq::Api &api, pq::ResultSet *result)
-{
-    const QString text =
-        result ? QString::fromUtf8(api.resultErrorMessage(result)).simplified() : QString();
-    return text.isEmpty() ? QStringLiteral("lost the connection to PostgreSQL") : text;
-}
-
 Result<QSet<QString>> writePostgresBinary(SqlSession &s, const pq::Api &api,
                                           pq::Connection *connection,
                                           const QList<MessageRecord> &records,
@@ -147,7 +140,7 @@ Result<QSet<QString>> writePostgresBinary(SqlSession &s, const pq::Api &api,
         // 42P05: prepared earlier on this connection by another session object; same text.
         const bool ok = prepared && (api.resultStatus(prepared) == pq::CommandOk ||
                                      qstrcmp(api.resultErrorField(prepared, 'C'), "42P05") == 0);
-        const QString error = ok ? QString() : libpqError(api, prepared);
+        const QString error = ok ? QString() : pq::errorText(api, prepared);
         if (prepared)
             api.clear(prepared);
         if (!ok)
@@ -191,7 +184,7 @@ Result<QSet<QString>> writePostgresBinary(SqlSession &s, const pq::Api &api,
     pq::ResultSet *result =
         api.execPrepared(connection, PublishStatementName, Params, values, lengths, formats, 0);
     if (!result || api.resultStatus(result) != pq::TuplesOk) {
-        const QString error = libpqError(api, result);
+        const QString error = pq::errorText(api, result);
         if (result)
             api.clear(result);
         return R::failure(error);

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <deque>
 
+#include <QHash>
 #include <QPointer>
 #include <QThread>
 #include <QTimer>
@@ -62,12 +63,17 @@ struct Storage::Pending
     quint64 recordsReleased = 0; // handed to the worker, or failed without it
     std::deque<HeldJob> held;
     QList<DeliveryUpdate> updates;
+    // Delivered marks wait here up to DeliveredHoldMs: most deliveries are acknowledged within
+    // that time, and then the two go to the database together (one metadata update, and no
+    // queue-entry update for an entry about to be deleted).
+    QHash<std::pair<QString, QString>, QDateTime> heldDelivered; // (queue, message id) → when
 };
 
 Storage::Storage(const Config::Database &settings, const QByteArray &aesKey, QObject *parent)
     : QObject(parent), m_thread(new QThread(this)),
       m_worker(new StorageWorker(settings, aesKey, newConnectionName())),
-      m_updateTimer(new QTimer(this)), m_pending(std::make_unique<Pending>())
+      m_updateTimer(new QTimer(this)), m_heldTimer(new QTimer(this)),
+      m_pending(std::make_unique<Pending>())
 {
     m_worker->setAvailabilityHandler([this](bool available) {
         QMetaObject::invokeMethod(
@@ -79,12 +85,15 @@ Storage::Storage(const Config::Database &settings, const QByteArray &aesKey, QOb
     m_thread->start();
 
     m_updateTimer->setSingleShot(true);
-    connect(m_updateTimer, &QTimer::timeout, this, &Storage::flushDeliveryUpdates);
+    connect(m_updateTimer, &QTimer::timeout, this, [this] { flushUpdates(false); });
+    m_heldTimer->setSingleShot(true);
+    connect(m_heldTimer, &QTimer::timeout, this, &Storage::flushDeliveryUpdates);
 }
 
 Storage::~Storage()
 {
     m_updateTimer->stop();
+    m_heldTimer->stop();
     if (m_opened) {
         flushDeliveryUpdates();
         // Publishes still waiting were never sent, so nobody got an ACK for them, and their
@@ -386,10 +395,22 @@ void Storage::queueUpdate(int kind, const QString &queue, const QByteArray &mess
 {
     if (!m_opened)
         return; // nothing can have been delivered from a storage that never opened
-    m_pending->updates.append({DeliveryUpdate::Kind(kind), queue, QString::fromUtf8(messageId),
-                               QDateTime::currentDateTimeUtc()});
+    const QDateTime now = QDateTime::currentDateTimeUtc();
+    const QString id = QString::fromUtf8(messageId);
+    if (DeliveryUpdate::Kind(kind) == DeliveryUpdate::Kind::Delivered) {
+        m_pending->heldDelivered.insert({queue, id}, now);
+        if (!m_heldTimer->isActive())
+            m_heldTimer->start(DeliveredHoldMs);
+        return;
+    }
+    if (const auto held = m_pending->heldDelivered.constFind({queue, id});
+        held != m_pending->heldDelivered.cend()) {
+        m_pending->updates.append({DeliveryUpdate::Kind::Delivered, queue, id, held.value()});
+        m_pending->heldDelivered.erase(held);
+    }
+    m_pending->updates.append({DeliveryUpdate::Kind(kind), queue, id, now});
     if (m_pending->updates.size() >= UpdateFlushItems)
-        flushDeliveryUpdates();
+        flushUpdates(false);
     else if (!m_updateTimer->isActive())
         m_updateTimer->start(UpdateFlushIntervalMs);
 }
@@ -411,6 +432,20 @@ void Storage::markEvicted(const QString &queue, const QByteArray &messageId)
 
 void Storage::flushDeliveryUpdates()
 {
+    flushUpdates(true);
+}
+
+void Storage::flushUpdates(bool includeHeld)
+{
+    if (includeHeld) {
+        m_heldTimer->stop();
+        for (auto it = m_pending->heldDelivered.cbegin(); it != m_pending->heldDelivered.cend();
+             ++it) {
+            m_pending->updates.append(
+                {DeliveryUpdate::Kind::Delivered, it.key().first, it.key().second, it.value()});
+        }
+        m_pending->heldDelivered.clear();
+    }
     m_updateTimer->stop();
     if (m_pending->updates.isEmpty())
         return;

@@ -37,8 +37,8 @@ struct ExchangeRecord
 struct QueueRecord
 {
     QString name;
-    QString owner;                 // CN that declared it first
-    qint64 maxLength = 0;          // messages; 0 = the config default at the time of use
+    QString owner;                  // CN that declared it first
+    qint64 maxLength = 0;           // messages; 0 = the config default at the time of use
     QString overflow = "drop-head"; // drop-head | reject-publish
 };
 
@@ -110,8 +110,7 @@ public:
     using StatusCallback = std::function<void(Status)>;
 
     // Group commit. `done` gets one result per record, in order.
-    void publish(QList<MessageRecord> records,
-                 std::function<void(QList<PublishResult>)> done);
+    void publish(QList<MessageRecord> records, std::function<void(QList<PublishResult>)> done);
 
     void saveExchange(const ExchangeRecord &exchange, StatusCallback done);
     void saveQueue(const QueueRecord &queue, StatusCallback done);
@@ -143,6 +142,9 @@ public:
     // Delivery updates are written every UpdateFlushIntervalMs or at UpdateFlushItems.
     static constexpr int UpdateFlushIntervalMs = 500;
     static constexpr int UpdateFlushItems = 50;
+    // Delivered marks are held this long (or until the delivery is acknowledged or evicted, or
+    // flushDeliveryUpdates()), so a prompt ack writes both in one update.
+    static constexpr int DeliveredHoldMs = 500;
 
     // Metadata of messages that left every queue is kept this long (for audit and duplicate
     // detection), then purged by an hourly background job. Default 7; 0 purges at the next run.
@@ -187,12 +189,14 @@ private:
     void enqueueOrdered(std::function<void()> post);
     void releaseOrdered();
     void queueUpdate(int kind, const QString &queue, const QByteArray &messageId);
+    void flushUpdates(bool includeHeld);
     void setAvailable(bool available);
     template <typename T> std::function<void(T)> onOwnThread(std::function<void(T)> done);
 
     QThread *m_thread;
     StorageWorker *m_worker;
     QTimer *m_updateTimer;
+    QTimer *m_heldTimer;
     std::unique_ptr<Pending> m_pending;
     Stats m_stats;
     bool m_opened = false;

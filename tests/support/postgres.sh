@@ -22,7 +22,7 @@ free_port() {
 
 start_server() {
     as_db_user "$pgbin/pg_ctl" -D "$1" -l "$1/server.log" -w -t 60 \
-        -o "-p $2 -k $1 -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=on" start >/dev/null
+        -o "-p $2 -k $1 -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=on ${PG_EXTRA:-}" start >/dev/null
 }
 
 case "$action" in
