@@ -120,13 +120,28 @@ void Client::shutdown(int timeoutMs)
     m_subscriber->setPaused(true);
     m_publisher->detach();
     m_reconnectTimer.stop();
-    if (!m_connection || !m_connection->isReady() || m_connection->pendingReplies() == 0) {
+    if (!m_connection || !m_connection->isReady() || isSettled()) {
         QMetaObject::invokeMethod(this, &Client::finishShutdown, Qt::QueuedConnection);
         return;
     }
-    connect(m_connection, &BrokerConnection::idle, this, &Client::finishShutdown,
+    // Acks the rate limit refused are not on the wire while they wait to go again: the
+    // connection may fall idle before they are confirmed.
+    connect(m_connection, &BrokerConnection::idle, this, &Client::finishShutdownWhenSettled,
+            Qt::UniqueConnection);
+    connect(m_subscriber, &Subscriber::acksSettled, this, &Client::finishShutdownWhenSettled,
             Qt::UniqueConnection);
     m_shutdownTimer.start(timeoutMs);
+}
+
+bool Client::isSettled() const
+{
+    return m_connection->pendingReplies() == 0 && m_subscriber->unsettledAcks() == 0;
+}
+
+void Client::finishShutdownWhenSettled()
+{
+    if (m_shuttingDown && (!m_connection || isSettled()))
+        finishShutdown();
 }
 
 void Client::finishShutdown()

@@ -147,6 +147,8 @@ private:
     void runNextStep();
     void deliver(const IncomingMessage &message);
     void finishShutdown();
+    void finishShutdownWhenSettled();
+    bool isSettled() const; // with a connection: no reply and no ack outstanding
     Status ensureListening();
 
     ClientOptions m_options;

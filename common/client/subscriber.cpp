@@ -8,6 +8,14 @@ namespace cmq::client {
 
 namespace {
 
+// The broker's answer to a request over the client's rate (docs/PROTOCOL.md): not executed,
+// so the same request may be sent again later.
+constexpr QByteArrayView RateLimited = "Error: rate limit exceeded";
+// The rate limit refills continuously (100 requests/s by default): a short first pause, then
+// doubling while refusals go on.
+constexpr int AckRetryInitialMs = 50;
+constexpr int AckRetryMaxMs = 1000;
+
 MessageKind kindOf(const QJsonObject &extra)
 {
     const QString kind = extra.value(QLatin1StringView("kind")).toString();
@@ -21,12 +29,15 @@ MessageKind kindOf(const QJsonObject &extra)
 } // namespace
 
 Subscriber::Subscriber(int dedupeCapacity, QObject *parent)
-    : QObject(parent), m_seen(dedupeCapacity)
+    : QObject(parent), m_seen(dedupeCapacity), m_ackRetryDelayMs(AckRetryInitialMs)
 {
+    m_ackRetryTimer.setSingleShot(true);
+    connect(&m_ackRetryTimer, &QTimer::timeout, this, &Subscriber::retrySettles);
 }
 
 void Subscriber::attach(BrokerConnection *connection)
 {
+    resetAcks();
     m_connection = connection;
     m_redelivered.clear();
 }
@@ -37,6 +48,17 @@ void Subscriber::detach()
     m_connection = nullptr;
     m_redelivered.clear();
     m_held.clear();
+    resetAcks();
+}
+
+void Subscriber::resetAcks()
+{
+    // An ack counts only on the connection that got the delivery: pending ones are void.
+    m_ackRetry.clear();
+    m_ackRetryTimer.stop();
+    m_ackRetryDelayMs = AckRetryInitialMs;
+    m_retryInFlight = false;
+    m_acksInFlight = 0;
 }
 
 void Subscriber::setPaused(bool paused)
@@ -91,8 +113,7 @@ void Subscriber::handleMessage(const QByteArray &line)
     if (!error.isEmpty()) {
         qCWarning(lcClient, "message %s cannot be opened: %s", id.constData(), qPrintable(error));
         m_seen.add(messageId);
-        if (m_connection)
-            m_connection->request("nack " + id + " drop", {});
+        settle("nack " + id + " drop");
         Q_EMIT rejected(messageId, error);
         return;
     }
@@ -121,12 +142,72 @@ void Subscriber::handleMessage(const QByteArray &line)
 
 void Subscriber::acknowledge(const QByteArray &messageId)
 {
+    settle("ack " + messageId);
+}
+
+void Subscriber::settle(const QByteArray &line)
+{
     if (!m_connection)
         return;
-    m_connection->request("ack " + messageId, [messageId](const Result<QByteArray> &reply) {
-        if (reply && reply.value() != "ACK_CONFIRMED " + messageId)
-            qCWarning(lcClient, "ack %s: %s", messageId.constData(), reply->constData());
+    // Behind the refused ones: sent now, it would most likely be refused as well.
+    if (m_retryInFlight || !m_ackRetry.isEmpty()) {
+        m_ackRetry.append(line);
+        return;
+    }
+    writeSettle(line, false);
+}
+
+void Subscriber::writeSettle(const QByteArray &line, bool retry)
+{
+    ++m_acksInFlight;
+    m_retryInFlight = m_retryInFlight || retry;
+    const QPointer<Subscriber> self = this;
+    const QPointer<BrokerConnection> on = m_connection;
+    m_connection->request(line, [self, on, line, retry](const Result<QByteArray> &reply) {
+        // An answer from a connection we have left (or its loss) settles nothing on this one.
+        if (self && on && on == self->m_connection)
+            self->onSettleReply(line, retry, reply);
     });
+}
+
+void Subscriber::onSettleReply(const QByteArray &line, bool retry, const Result<QByteArray> &reply)
+{
+    --m_acksInFlight;
+    if (retry)
+        m_retryInFlight = false;
+    if (reply && reply->startsWith(RateLimited)) {
+        if (retry)
+            m_ackRetry.prepend(line);
+        else
+            m_ackRetry.append(line);
+        if (!m_retryInFlight && !m_ackRetryTimer.isActive()) {
+            m_ackRetryTimer.start(m_ackRetryDelayMs);
+            m_ackRetryDelayMs = qMin(m_ackRetryDelayMs * 2, AckRetryMaxMs);
+        }
+        return;
+    }
+    if (reply) {
+        m_ackRetryDelayMs = AckRetryInitialMs;
+        // "ack <id>" is answered "ACK_CONFIRMED <id>", "nack <id> drop" "NACK_CONFIRMED <id>".
+        const qsizetype idStart = line.indexOf(' ') + 1;
+        const qsizetype idEnd = line.indexOf(' ', idStart);
+        const QByteArray id = line.mid(idStart, idEnd < 0 ? -1 : idEnd - idStart);
+        const QByteArray expected =
+            (line.startsWith("ack ") ? "ACK_CONFIRMED " : "NACK_CONFIRMED ") + id;
+        if (reply.value() != expected)
+            qCWarning(lcClient, "%s: %s", line.constData(), reply->constData());
+    }
+    if (retry && !m_ackRetry.isEmpty() && !m_ackRetryTimer.isActive())
+        retrySettles(); // the limit let the last one through: the next one goes at once
+    if (unsettledAcks() == 0)
+        Q_EMIT acksSettled();
+}
+
+void Subscriber::retrySettles()
+{
+    if (!m_connection || m_retryInFlight || m_ackRetry.isEmpty())
+        return;
+    writeSettle(m_ackRetry.takeFirst(), true);
 }
 
 } // namespace cmq::client

@@ -55,6 +55,7 @@ private Q_SLOTS:
     void declareAndConfigFile();
     void outboxKeepsWhatCannotBeDelivered();
     void requestTimesOut();
+    void listenDrainsBacklogUnderRateLimit();
 
 private:
     Run cmq(const QStringList &args, const QByteArray &input = {}, int timeoutMs = Patience);
@@ -383,6 +384,76 @@ void tst_CmqCli::requestTimesOut()
     QCOMPARE(run.errLines().size(), 1);
     QVERIFY2(run.err.contains("no reply from svc-b within 1000 ms"), run.err.constData());
     QVERIFY(run.out.isEmpty());
+}
+
+void tst_CmqCli::listenDrainsBacklogUnderRateLimit()
+{
+    // A backlog far larger than the prefetch (64), drained by one listener whose acks run into
+    // the per-CN request limit (the default 100/s, burst 200). A refused ack must go again:
+    // the broker counts an unacked delivery against the prefetch, so dropping refused acks
+    // stopped the deliveries at 64 unacked. Only the receiver's own bucket limits here.
+    BrokerProcess limited;
+    const quint16 adminPort = freePort();
+    limited.set("admin.enabled", "true");
+    limited.set("admin.address", QStringLiteral("\"127.0.0.1:%1\"").arg(adminPort));
+    limited.set("rate_limit.enabled", "true");
+    for (const char *key : {"publish_rps", "publish_burst", "ip_publish_rps", "ip_publish_burst",
+                            "ip_global_rps", "ip_global_burst"})
+        limited.set(QStringLiteral("rate_limit.") + key, "100000.0");
+    QVERIFY2(limited.start(), limited.output().constData());
+    const QStringList receiver =
+        cmqConnection("receiver_1", {limited.port()}) +
+        QStringList{"--identity", identity("receiver_1"), "--connect-timeout", "20"};
+    const QStringList sender =
+        cmqConnection("svc-a", {limited.port()}) +
+        QStringList{"--identity", identity("svc-a"), "--connect-timeout", "20"};
+    const auto queue = [&]() {
+        const Run run =
+            cmq(QStringList{"admin", "--address", QStringLiteral("127.0.0.1:%1").arg(adminPort),
+                            "--ca", certFile("ca.crt"), "--cert", certFile("ops-admin.crt"),
+                            "--key", certFile("ops-admin.key"), "queues"});
+        for (const QJsonValue &v : QJsonDocument::fromJson(run.out).array())
+            if (v.toObject().value("name").toString() == "receiver_1_queue")
+                return v.toObject();
+        return QJsonObject();
+    };
+
+    QCOMPARE(cmq({"keygen", "--identity", identity("receiver_1")}).exitCode, 0);
+    // Registers the key, declares and binds receiver_1_queue.
+    const Run setUp = cmq(QStringList{"listen", "--timeout", "1"} + receiver);
+    QVERIFY2(setUp.exitCode == 0, setUp.err.constData());
+
+    constexpr int Backlog = 500;
+    QByteArray input;
+    QSet<QByteArray> expected;
+    for (int i = 1; i <= Backlog; ++i) {
+        const QByteArray line = "backlog " + QByteArray::number(i);
+        input += line + '\n';
+        expected.insert(line);
+    }
+    const Run sent =
+        cmq(QStringList{"send", "--to", "receiver_1", "--lines", "-", "--timeout", "60"} + sender,
+            input);
+    QVERIFY2(sent.exitCode == 0, sent.err.constData());
+    QCOMPARE(sent.out.trimmed().split('\n').size(), Backlog);
+    QCOMPARE(queue().value("ready").toInt(), Backlog);
+
+    const Run drained = cmq(
+        QStringList{"listen", "--count", QString::number(Backlog), "--timeout", "40"} + receiver);
+    QVERIFY2(drained.exitCode == 0, drained.err.constData());
+    QList<QByteArray> lines = drained.out.split('\n');
+    QCOMPARE(lines.takeLast(), QByteArray());
+    QCOMPARE(lines.size(), Backlog);
+    QCOMPARE(QSet<QByteArray>(lines.cbegin(), lines.cend()), expected);
+
+    // Every one acknowledged before the listener left: nothing ready, nothing unacked.
+    const QJsonObject after = queue();
+    QCOMPARE(after.value("acknowledged").toInt(), Backlog);
+    QCOMPARE(after.value("ready").toInt(), 0);
+    QCOMPARE(after.value("unacked").toInt(), 0);
+    const Run nothingMore = cmq(QStringList{"listen", "--timeout", "1"} + receiver);
+    QCOMPARE(nothingMore.exitCode, 0);
+    QCOMPARE(nothingMore.out, "");
 }
 
 QTEST_GUILESS_MAIN(tst_CmqCli)
