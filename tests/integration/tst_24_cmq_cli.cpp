@@ -13,6 +13,7 @@
 #include "clienttest.h"
 #include "crypto/envelopecrypto.h"
 #include "crypto/keypair.h"
+#include "processrun.h"
 
 using namespace cmq::test;
 namespace crypto = cmq::crypto;
@@ -21,19 +22,7 @@ namespace {
 
 constexpr int Patience = 60000;
 
-struct Run
-{
-    int exitCode = -1;
-    QByteArray out;
-    QByteArray err;
-    QList<QByteArray> errLines() const
-    {
-        QList<QByteArray> lines = err.split('\n');
-        if (!lines.isEmpty() && lines.last().isEmpty())
-            lines.removeLast();
-        return lines;
-    }
-};
+using Run = ProcessRun;
 
 } // namespace
 
@@ -83,23 +72,7 @@ void tst_CmqCli::initTestCase()
 
 Run tst_CmqCli::cmq(const QStringList &args, const QByteArray &input, int timeoutMs)
 {
-    QProcess process;
-    process.setProcessEnvironment(m_env);
-    process.start(QStringLiteral(CMQ_CLI_BIN), args);
-    Run run;
-    if (!process.waitForStarted(timeoutMs))
-        return run;
-    process.write(input);
-    process.closeWriteChannel();
-    if (!process.waitForFinished(timeoutMs)) {
-        process.kill();
-        process.waitForFinished();
-        return run;
-    }
-    run.exitCode = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -2;
-    run.out = process.readAllStandardOutput();
-    run.err = process.readAllStandardError();
-    return run;
+    return runProcess(QStringLiteral(CMQ_CLI_BIN), args, m_env, input, timeoutMs);
 }
 
 void tst_CmqCli::startCmq(LineProcess &process, const QStringList &args)

@@ -10,6 +10,7 @@
 #include <QtTest>
 
 #include "brokerprocess.h"
+#include "processrun.h"
 #include "testclient.h"
 
 using cmq::test::BrokerProcess;
@@ -17,12 +18,7 @@ using cmq::test::TestClient;
 
 namespace {
 
-struct CmqRun
-{
-    int exitCode = -1;
-    QByteArray out;
-    QByteArray err;
-};
+using CmqRun = cmq::test::ProcessRun;
 
 QString cmqBinary()
 {
@@ -32,19 +28,7 @@ QString cmqBinary()
 
 CmqRun runCmq(const QStringList &args)
 {
-    QProcess process;
-    process.start(cmqBinary(), args);
-    CmqRun run;
-    if (!process.waitForFinished(120000)) {
-        process.kill();
-        process.waitForFinished();
-        run.err = "cmq did not finish: " + process.errorString().toUtf8();
-        return run;
-    }
-    run.exitCode = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1;
-    run.out = process.readAllStandardOutput();
-    run.err = process.readAllStandardError();
-    return run;
+    return cmq::test::runProcess(cmqBinary(), args);
 }
 
 mode_t modeOf(const QString &path)
