@@ -5,6 +5,14 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+# Runs as whoever starts it; only the package installation uses sudo (ensure-packages.sh).
+for made in build .dev; do
+    if [ -e "$made" ] && [ ! -w "$made" ]; then
+        echo "run-dev.sh: $root/$made is not writable by $(id -un) (left by a run as root?);" \
+            "fix with: sudo chown -R $(id -un): $root/$made" >&2
+        exit 1
+    fi
+done
 
 bash scripts/ensure-packages.sh $(grep -v '^#' scripts/packages-build.txt)
 
