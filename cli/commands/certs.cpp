@@ -38,7 +38,9 @@ void printCertsUsage(FILE *out)
                  "Common options: --days N (CA %d, others %d by default), --rsa (RSA 3072\n"
                  "instead of ECDSA P-256), --ca-dir D (where ca.crt/ca.key are; default --dir),\n"
                  "--force (replace existing files). D defaults to the current directory.\n"
-                 "Keys are PKCS#8 PEM files with mode 0600.\n",
+                 "Keys are PKCS#8 PEM files with mode 0600.\n\n"
+                 "Exit status: 0 ok, 1 the files could not be made (no CA, files already\n"
+                 "there, cannot write), 2 bad arguments.\n",
                  tls::DefaultAuthorityDays, tls::DefaultLeafDays);
 }
 

@@ -1,4 +1,4 @@
-// The cmq binary as scripts use it: --help on every messaging subcommand, usage errors and
+// The cmq binary as scripts use it: --help on every subcommand and its words, usage errors and
 // unreachable brokers reported as one stderr line with the documented exit status, keygen,
 // send/listen, request/reply-echo, publish of a raw envelope, declare, a config file, and the
 // on-disk outbox keeping an undeliverable message for the next run.
@@ -91,15 +91,50 @@ void tst_CmqCli::helpEverywhere()
 {
     const Run top = cmq({"--help"});
     QCOMPARE(top.exitCode, 0);
-    const QStringList commands{"keygen",     "send",    "listen", "request",
-                               "reply-echo", "publish", "declare"};
-    for (const QString &command : commands) {
-        QVERIFY2(top.out.contains("  " + command.toUtf8() + " "), qPrintable(command));
-        const Run help = cmq({command, "--help"});
+    // The commands `cmq --help` lists: "  name   summary" lines after "Commands:".
+    QStringList listed;
+    const QList<QByteArray> lines = top.out.split('\n');
+    for (qsizetype i = lines.indexOf("Commands:") + 1; i > 0 && i < lines.size(); ++i) {
+        if (!lines[i].startsWith("  "))
+            break;
+        listed << QString::fromUtf8(lines[i].trimmed().split(' ').constFirst());
+    }
+    // Each command with the words that may follow it; --help must work after any of them.
+    const QMap<QString, QStringList> commands{
+        {"admin",
+         {"metrics", "json", "queues", "exchanges", "bindings", "connections", "ratelimits",
+          "purge", "delete_queue", "disconnect", "reload", "watch", "help"}},
+        {"certs", {"init-ca", "server", "client"}},
+        {"declare", {"queue", "exchange", "bind"}},
+        {"keygen", {}},
+        {"listen", {}},
+        {"publish", {}},
+        {"reply-echo", {}},
+        {"request", {}},
+        {"send", {}},
+    };
+    QCOMPARE(listed, commands.keys()); // a new command needs its rows here
+    for (auto it = commands.cbegin(); it != commands.cend(); ++it) {
+        const QString &command = it.key();
+        const QByteArray usage = "Usage: cmq " + command.toUtf8();
+        for (const QString &word : QStringList{QString()} + it.value()) {
+            const QStringList args = word.isEmpty() ? QStringList{command, "--help"}
+                                                    : QStringList{command, word, "--help"};
+            const Run help = cmq(args);
+            const QByteArray what = args.join(u' ').toUtf8() + ": " + help.out + help.err;
+            QVERIFY2(help.exitCode == 0, what.constData());
+            QVERIFY2(help.out.startsWith(usage), what.constData());
+            QVERIFY2(help.out.contains("Exit status"), what.constData());
+            QVERIFY2(word.isEmpty() || help.out.contains(word.toUtf8()), what.constData());
+            QVERIFY2(help.err.isEmpty(), what.constData());
+        }
+    }
+    // -h and the `help` word give the same text as --help where a command knows them.
+    for (const QStringList &args :
+         {QStringList{"admin", "-h"}, QStringList{"certs", "-h"}, QStringList{"certs", "help"}}) {
+        const Run help = cmq(args);
         QCOMPARE(help.exitCode, 0);
-        QVERIFY2(help.out.startsWith("Usage: cmq " + command.toUtf8()), help.out.constData());
-        QVERIFY(help.out.contains("Exit status"));
-        QVERIFY(help.err.isEmpty());
+        QCOMPARE(help.out, cmq({args.first(), "--help"}).out);
     }
 }
 
