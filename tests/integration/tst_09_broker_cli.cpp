@@ -155,10 +155,11 @@ void tst_BrokerCli::checkUnknownKey()
     QCOMPARE(run.out, path.toUtf8() + ": configuration OK\n");
 }
 
-// Root reads any file whatever its mode, so as root the broker runs as "nobody" (setpriv): the
-// check then runs where it matters, as the unprivileged user a service runs as. Everything that
-// user needs (the binary, config, certificates) is copied into one directory it can enter; only
-// the key is mode 000. A control run with a readable key proves nothing else stands in the way.
+// A normal user runs the broker directly. Root reads any file whatever its mode, so as root the
+// broker runs as "nobody" (setpriv), the unprivileged kind of user a service runs as: the
+// check is real either way. Everything that user needs (the binary, config, certificates) is
+// copied into one directory it can enter; only the key is mode 000. A control run with a
+// readable key proves that nothing else stands in the way.
 void tst_BrokerCli::checkUnreadableKeyFile()
 {
     QTemporaryDir dir;
@@ -196,24 +197,26 @@ void tst_BrokerCli::checkUnreadableKeyFile()
     BrokerProcess broker;
     broker.set("tls.cert_path", quoted(cert));
     broker.set("tls.ca_cert_path", quoted(ca));
-    const auto check = [&](const QString &key, const QString &name) {
+    const auto configWithKey = [&](const QString &key, const QString &name) {
         broker.set("tls.key_path", quoted(key));
         const QString path = base + '/' + name;
         QFile file(path);
-        if (!file.open(QIODevice::WriteOnly) || !file.setPermissions(readable))
-            return ProcessRun{};
-        file.write(broker.configText().toUtf8());
-        file.close();
-        return runBroker({"--check-config", path}, binary, prefix);
+        const bool written = file.open(QIODevice::WriteOnly) &&
+                             file.write(broker.configText().toUtf8()) > 0 &&
+                             file.setPermissions(readable);
+        return written ? path : QString();
     };
+    const QString openConfig = configWithKey(openKey, "open.toml");
+    const QString lockedConfig = configWithKey(lockedKey, "locked.toml");
+    QVERIFY(!openConfig.isEmpty() && !lockedConfig.isEmpty());
 
-    const ProcessRun control = check(openKey, "open.toml");
+    const ProcessRun control = runBroker({"--check-config", openConfig}, binary, prefix);
     QVERIFY2(control.exitCode == 0, control.err.constData());
 
-    const ProcessRun run = check(lockedKey, "locked.toml");
+    const ProcessRun run = runBroker({"--check-config", lockedConfig}, binary, prefix);
     QCOMPARE(run.exitCode, 2);
-    QCOMPARE(run.err, invalid(base + "/locked.toml", "tls.key_path: cannot read \"" + lockedKey +
-                                                         "\": Permission denied"));
+    QCOMPARE(run.err, invalid(lockedConfig, "tls.key_path: cannot read \"" + lockedKey +
+                                                "\": Permission denied"));
     QCOMPARE(run.out, QByteArray());
 }
 
