@@ -49,6 +49,7 @@ static Roles rolesAllowed(Command command)
     case Command::Fetch:
     case Command::Qos:
     case Command::Nack:
+    case Command::QueuePolicy:
     case Command::RegisterPublicKey:
         return Role::Receiver;
     case Command::Publish:

@@ -19,27 +19,47 @@ using Handler = void (*)(const HandlerContext &, const protocol::Request &, cons
 static Handler handlerFor(Command command)
 {
     switch (command) {
-    case Command::DeclareQueue: return handlers::declareQueue;
-    case Command::DeclareExchange: return handlers::declareExchange;
-    case Command::Bind: return handlers::bind;
-    case Command::Publish: return handlers::publish;
-    case Command::PublishBatch: return handlers::publishBatch;
-    case Command::Consume: return handlers::consume;
-    case Command::Fetch: return handlers::fetch;
-    case Command::Ack: return handlers::ack;
-    case Command::Nack: return handlers::nack;
-    case Command::Resend: return handlers::resend;
-    case Command::RegisterPublicKey: return handlers::registerPublicKey;
-    case Command::GetPublicKey: return handlers::getPublicKey;
-    case Command::Heartbeat: return handlers::heartbeat;
-    case Command::Pong: return handlers::pong;
-    case Command::Qos: return handlers::qos;
-    case Command::Unknown: return nullptr;
+    case Command::DeclareQueue:
+        return handlers::declareQueue;
+    case Command::DeclareExchange:
+        return handlers::declareExchange;
+    case Command::Bind:
+        return handlers::bind;
+    case Command::Publish:
+        return handlers::publish;
+    case Command::PublishBatch:
+        return handlers::publishBatch;
+    case Command::Consume:
+        return handlers::consume;
+    case Command::Fetch:
+        return handlers::fetch;
+    case Command::Ack:
+        return handlers::ack;
+    case Command::Nack:
+        return handlers::nack;
+    case Command::Resend:
+        return handlers::resend;
+    case Command::RegisterPublicKey:
+        return handlers::registerPublicKey;
+    case Command::GetPublicKey:
+        return handlers::getPublicKey;
+    case Command::Heartbeat:
+        return handlers::heartbeat;
+    case Command::Pong:
+        return handlers::pong;
+    case Command::Qos:
+        return handlers::qos;
+    case Command::QueuePolicy:
+        return handlers::queuePolicy;
+    case Command::Unknown:
+        return nullptr;
     }
     return nullptr;
 }
 
-Dispatcher::Dispatcher(Services &services) : m_services(services) {}
+Dispatcher::Dispatcher(Services &services) : m_services(services)
+{
+}
 
 void Dispatcher::dispatch(Session &session, const protocol::Request &request, const Reply &reply)
 {
@@ -48,14 +68,16 @@ void Dispatcher::dispatch(Session &session, const protocol::Request &request, co
         return reply.send(protocol::reply::unknownCommand());
     const ClientIdentity &who = session.identity();
     if (!AclManager::mayRun(who.roles, request.command)) {
-        qCInfo(lcAcl, "%s (%s) denied %s", qPrintable(who.cn),
-               qPrintable(rolesToString(who.roles)), protocol::commandName(request.command));
-        return reply.send(protocol::reply::error(
-            AclManager::commandDenied(who.roles, request.command).toUtf8()));
+        qCInfo(lcAcl, "%s (%s) denied %s", qPrintable(who.cn), qPrintable(rolesToString(who.roles)),
+               protocol::commandName(request.command));
+        return reply.send(
+            protocol::reply::error(AclManager::commandDenied(who.roles, request.command).toUtf8()));
     }
     // publish_batch is limited by its handler, which knows how many messages it carries and
-    // must answer one line per message.
-    if (m_services.rateLimiter && request.command != Command::PublishBatch) {
+    // must answer one line per message. A pong answers the broker's own ping: refusing it
+    // would turn liveness into an error the client cannot act on.
+    if (m_services.rateLimiter && request.command != Command::PublishBatch &&
+        request.command != Command::Pong) {
         const int publishCost = request.command == Command::Publish ? 1 : 0;
         if (const auto refused =
                 m_services.rateLimiter->admitRequest(who.cn, who.address, publishCost)) {

@@ -51,6 +51,11 @@ public:
     qint64 maxLength() const { return m_maxLength; }
     const QString &overflow() const { return m_overflow; }
     bool rejectsWhenFull() const { return m_overflow == QLatin1String("reject-publish"); }
+    void setPolicy(qint64 maxLength, const QString &overflow)
+    {
+        m_maxLength = maxLength;
+        m_overflow = overflow;
+    }
 
     qsizetype readyCount() const { return qsizetype(m_ready.size()); }
     qsizetype unackedCount() const { return m_unacked.size(); }

@@ -13,8 +13,7 @@ namespace cmq {
 
 namespace reply = protocol::reply;
 
-Router::Router(storage::Storage &storage, const Config::Performance &performance,
-               QObject *parent)
+Router::Router(storage::Storage &storage, const Config::Performance &performance, QObject *parent)
     : QObject(parent), m_storage(storage), m_performance(performance)
 {
     m_clock.start();
@@ -121,6 +120,27 @@ void Router::bind(const QString &queue, const QString &exchange, const QString &
     });
 }
 
+void Router::setQueuePolicy(const QString &queue, qint64 maxLength, const QString &overflow,
+                            Done done)
+{
+    const Queue *existing = m_queues.value(queue);
+    if (!existing)
+        return done(failure(QStringLiteral("Queue '%1' not found").arg(queue)));
+    const storage::QueueRecord record{queue, existing->owner(), maxLength, overflow};
+    m_storage.saveQueue(record, [this, record, done = std::move(done)](Status status) {
+        Queue *target = m_queues.value(record.name);
+        if (status && target) {
+            target->setPolicy(record.maxLength > 0 ? record.maxLength : m_performance.maxQueueSize,
+                              record.overflow);
+            if (!target->rejectsWhenFull())
+                evictForRoom(target, 0);
+            qCInfo(lcRouter, "queue %s: max length %lld, overflow %s", qPrintable(record.name),
+                   qlonglong(target->maxLength()), qPrintable(record.overflow));
+        }
+        done(status);
+    });
+}
+
 QList<storage::BindingRecord> Router::bindings() const
 {
     QList<storage::BindingRecord> all;
@@ -160,8 +180,7 @@ QByteArray Router::refusal(const QByteArray &line, const QByteArray &messageId, 
 }
 
 void Router::publish(const QString &sender, const QString &exchange, const QString &routingKey,
-                     QList<Publication> messages, bool batch,
-                     std::function<void(QByteArray)> done)
+                     QList<Publication> messages, bool batch, std::function<void(QByteArray)> done)
 {
     const qsizetype count = messages.size();
     QList<QByteArray> replies(count);
@@ -180,8 +199,8 @@ void Router::publish(const QString &sender, const QString &exchange, const QStri
         }
         if (targets.isEmpty()) {
             ++m_stats.unroutable;
-            replies[i] = refusal(reply::noQueuesBound(exchange.toUtf8(), routingKey.toUtf8()), id,
-                                 batch);
+            replies[i] =
+                refusal(reply::noQueuesBound(exchange.toUtf8(), routingKey.toUtf8()), id, batch);
             continue;
         }
         const auto full = std::find_if(targets.cbegin(), targets.cend(), [](Queue *q) {
@@ -225,77 +244,80 @@ void Router::publish(const QString &sender, const QString &exchange, const QStri
     QList<Pending> pending;
     pending.reserve(records.size());
     for (const storage::MessageRecord &r : records) {
-        pending.append(Pending{std::make_shared<const Message>(Message{r.messageId, r.sender,
-                                                                       r.exchange, r.routingKey,
-                                                                       r.envelope, r.sentTime}),
-                               r.queues});
+        pending.append(
+            Pending{std::make_shared<const Message>(Message{r.messageId, r.sender, r.exchange,
+                                                            r.routingKey, r.envelope, r.sentTime}),
+                    r.queues});
     }
 
-    m_storage.publish(
-        std::move(records),
-        [this, replies = std::move(replies), recordIndex = std::move(recordIndex),
-         pending = std::move(pending), batch,
-         done = std::move(done)](QList<storage::PublishResult> results) mutable {
-            QSet<Queue *> touched;
-            for (qsizetype r = 0; r < pending.size(); ++r) {
-                const Pending &p = pending[r];
-                const QByteArray &id = p.message->id;
-                m_inflight.remove(id);
-                QList<Queue *> queues;
-                for (const QString &name : p.queues) {
-                    if (Queue *queue = m_queues.value(name)) {
-                        --queue->inflight;
-                        queues.append(queue);
-                    }
-                }
-                const storage::PublishResult result =
-                    r < results.size() ? results[r] : storage::PublishResult{};
-                QByteArray &line = replies[recordIndex[r]];
-                switch (result.outcome) {
-                case storage::PublishOutcome::Stored:
-                    ++m_stats.published;
-                    for (Queue *queue : queues) {
-                        enqueue(queue, p.message, false);
-                        touched.insert(queue);
-                    }
-                    line = reply::ack(id);
-                    break;
-                case storage::PublishOutcome::Duplicate:
-                    ++m_stats.duplicates;
-                    line = refusal(reply::duplicateMessage(id), id, batch);
-                    break;
-                case storage::PublishOutcome::Failed:
-                    ++m_stats.rejected;
-                    line = refusal(reply::error(result.error.toUtf8()), id, batch);
-                    break;
-                }
-            }
-            done(replies.join());
-            for (Queue *queue : touched)
-                dispatch(queue);
-        });
+    m_storage.publish(std::move(records),
+                      [this, replies = std::move(replies), recordIndex = std::move(recordIndex),
+                       pending = std::move(pending), batch,
+                       done = std::move(done)](QList<storage::PublishResult> results) mutable {
+                          QSet<Queue *> touched;
+                          for (qsizetype r = 0; r < pending.size(); ++r) {
+                              const Pending &p = pending[r];
+                              const QByteArray &id = p.message->id;
+                              m_inflight.remove(id);
+                              QList<Queue *> queues;
+                              for (const QString &name : p.queues) {
+                                  if (Queue *queue = m_queues.value(name)) {
+                                      --queue->inflight;
+                                      queues.append(queue);
+                                  }
+                              }
+                              const storage::PublishResult result =
+                                  r < results.size() ? results[r] : storage::PublishResult{};
+                              QByteArray &line = replies[recordIndex[r]];
+                              switch (result.outcome) {
+                              case storage::PublishOutcome::Stored:
+                                  ++m_stats.published;
+                                  for (Queue *queue : queues) {
+                                      enqueue(queue, p.message, false);
+                                      touched.insert(queue);
+                                  }
+                                  line = reply::ack(id);
+                                  break;
+                              case storage::PublishOutcome::Duplicate:
+                                  ++m_stats.duplicates;
+                                  line = refusal(reply::duplicateMessage(id), id, batch);
+                                  break;
+                              case storage::PublishOutcome::Failed:
+                                  ++m_stats.rejected;
+                                  line = refusal(reply::error(result.error.toUtf8()), id, batch);
+                                  break;
+                              }
+                          }
+                          done(replies.join());
+                          for (Queue *queue : touched)
+                              dispatch(queue);
+                      });
 }
 
 void Router::enqueue(Queue *queue, const MessagePtr &message, bool redelivered)
 {
     // drop-head: make room by evicting the oldest ready message (as the seed did, but counted
     // and recorded). Unacked deliveries are never evicted: they are in a consumer's hands.
-    if (!queue->rejectsWhenFull()) {
-        while (queue->depth() >= queue->maxLength() && !queue->ready().empty()) {
-            const MessagePtr evicted = queue->ready().front().message;
-            queue->ready().pop_front();
-            ++queue->evictedTotal;
-            ++m_stats.evicted;
-            m_storage.markEvicted(queue->name(), evicted->id);
-            releaseLive(evicted->id);
-            qCDebug(lcRouter) << "evicted" << evicted->id << "from full queue" << queue->name();
-        }
-    }
+    if (!queue->rejectsWhenFull())
+        evictForRoom(queue, 1);
     queue->ready().push_back(ReadyMessage{message, redelivered});
     ++queue->publishedTotal;
     LiveMessage &live = m_live[message->id];
     live.sender = message->sender;
     ++live.queueRefs;
+}
+
+void Router::evictForRoom(Queue *queue, qsizetype room)
+{
+    while (queue->depth() + room > queue->maxLength() && !queue->ready().empty()) {
+        const MessagePtr evicted = queue->ready().front().message;
+        queue->ready().pop_front();
+        ++queue->evictedTotal;
+        ++m_stats.evicted;
+        m_storage.markEvicted(queue->name(), evicted->id);
+        releaseLive(evicted->id);
+        qCDebug(lcRouter) << "evicted" << evicted->id << "from full queue" << queue->name();
+    }
 }
 
 void Router::releaseLive(const QByteArray &messageId)
@@ -313,13 +335,12 @@ void Router::dispatch(Queue *queue)
             return;
         ReadyMessage next = std::move(queue->ready().front());
         queue->ready().pop_front();
-        consumer->endpoint->pushDelivery(deliver(queue, consumer->endpoint, consumer,
-                                                 std::move(next)));
+        consumer->endpoint->pushDelivery(
+            deliver(queue, consumer->endpoint, consumer, std::move(next)));
     }
 }
 
-QByteArray Router::deliver(Queue *queue, Endpoint *endpoint, Consumer *consumer,
-                           ReadyMessage ready)
+QByteArray Router::deliver(Queue *queue, Endpoint *endpoint, Consumer *consumer, ReadyMessage ready)
 {
     const QByteArray &id = ready.message->id;
     Delivery delivery;
@@ -363,10 +384,13 @@ Status Router::consume(Endpoint *endpoint, const QString &queueName)
     queue->consumers().append(consumer);
     // Deliver what is waiting right away (no fixed delay as in the seed): the endpoint queues
     // these lines behind the "Subscribed to queue" reply, so order on the wire is kept.
-    QMetaObject::invokeMethod(this, [this, queueName] {
-        if (Queue *q = m_queues.value(queueName))
-            dispatch(q);
-    }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        this,
+        [this, queueName] {
+            if (Queue *q = m_queues.value(queueName))
+                dispatch(q);
+        },
+        Qt::QueuedConnection);
     return success();
 }
 
@@ -400,9 +424,8 @@ Delivery Router::takeDelivery(Queue *queue, const QByteArray &messageId)
 Status Router::ack(Endpoint *endpoint, const QByteArray &messageId)
 {
     const auto stateIt = m_endpoints.constFind(endpoint);
-    const QList<Queue *> queues = stateIt == m_endpoints.cend()
-                                      ? QList<Queue *>{}
-                                      : stateIt->unacked.value(messageId);
+    const QList<Queue *> queues =
+        stateIt == m_endpoints.cend() ? QList<Queue *>{} : stateIt->unacked.value(messageId);
     if (queues.isEmpty()) {
         return failure(QStringLiteral("Message %1 is not awaiting acknowledgement from this "
                                       "connection")
@@ -421,9 +444,8 @@ Status Router::ack(Endpoint *endpoint, const QByteArray &messageId)
 Status Router::nack(Endpoint *endpoint, const QByteArray &messageId, bool requeue)
 {
     const auto stateIt = m_endpoints.constFind(endpoint);
-    const QList<Queue *> queues = stateIt == m_endpoints.cend()
-                                      ? QList<Queue *>{}
-                                      : stateIt->unacked.value(messageId);
+    const QList<Queue *> queues =
+        stateIt == m_endpoints.cend() ? QList<Queue *>{} : stateIt->unacked.value(messageId);
     if (queues.isEmpty()) {
         return failure(QStringLiteral("Message %1 is not awaiting acknowledgement from this "
                                       "connection")
@@ -525,8 +547,7 @@ void Router::purgeQueue(const QString &name, std::function<void(Result<qint64>)>
         for (const ReadyMessage &ready : queue->ready())
             releaseLive(ready.message->id);
         queue->ready().clear();
-        qCInfo(lcRouter, "purged %lld ready messages from %s", qlonglong(purged),
-               qPrintable(name));
+        qCInfo(lcRouter, "purged %lld ready messages from %s", qlonglong(purged), qPrintable(name));
         done(purged);
     });
 }

@@ -31,10 +31,10 @@ struct ExchangeInfo
 
 struct RouterStats
 {
-    quint64 published = 0;   // messages committed
-    quint64 unroutable = 0;  // refused: no queue bound
-    quint64 duplicates = 0;  // refused: message id already known
-    quint64 rejected = 0;    // refused: a reject-publish queue was full, or storage failed
+    quint64 published = 0;  // messages committed
+    quint64 unroutable = 0; // refused: no queue bound
+    quint64 duplicates = 0; // refused: message id already known
+    quint64 rejected = 0;   // refused: a reject-publish queue was full, or storage failed
     quint64 delivered = 0;
     quint64 redelivered = 0;
     quint64 acknowledged = 0;
@@ -59,8 +59,10 @@ public:
     using Done = std::function<void(Status)>;
     void declareExchange(const QString &name, const QString &creator, Done done);
     void declareQueue(const QString &name, const QString &owner, Done done);
-    void bind(const QString &queue, const QString &exchange, const QString &routingKey,
-              Done done);
+    void bind(const QString &queue, const QString &exchange, const QString &routingKey, Done done);
+    // The queue's own limit (0 = the configured default) and overflow policy, once stored. A
+    // lower drop-head limit evicts the oldest ready messages at once.
+    void setQueuePolicy(const QString &queue, qint64 maxLength, const QString &overflow, Done done);
 
     struct Publication
     {
@@ -134,6 +136,8 @@ private:
     QList<Queue *> route(const QString &exchange, const QString &routingKey) const;
     QByteArray refusal(const QByteArray &text, const QByteArray &messageId, bool batch) const;
     void enqueue(Queue *queue, const MessagePtr &message, bool redelivered);
+    // drop-head: evicts the oldest ready messages until `room` more fit under the limit.
+    void evictForRoom(Queue *queue, qsizetype room);
     void dispatch(Queue *queue);
     QByteArray deliver(Queue *queue, Endpoint *endpoint, Consumer *consumer, ReadyMessage ready);
     // Removes a delivery from every index; the caller decides where the message goes next.

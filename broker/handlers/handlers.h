@@ -26,6 +26,7 @@ void getPublicKey(const HandlerContext &ctx, const Request &request, const Reply
 void heartbeat(const HandlerContext &ctx, const Request &request, const Reply &reply);
 void pong(const HandlerContext &ctx, const Request &request, const Reply &reply);
 void qos(const HandlerContext &ctx, const Request &request, const Reply &reply);
+void queuePolicy(const HandlerContext &ctx, const Request &request, const Reply &reply);
 
 // "Error: <text>\n" from a failed Status.
 QByteArray errorLine(const Status &status);

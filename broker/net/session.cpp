@@ -29,6 +29,7 @@ static bool isOrderingBarrier(protocol::Command command)
     case protocol::Command::DeclareQueue:
     case protocol::Command::DeclareExchange:
     case protocol::Command::Bind:
+    case protocol::Command::QueuePolicy:
     case protocol::Command::RegisterPublicKey:
         return true;
     default:

@@ -23,6 +23,11 @@ QByteArray line(std::initializer_list<QByteArrayView> parts)
 
 } // namespace
 
+QByteArray queuePolicySet()
+{
+    return QByteArrayLiteral("Queue policy set\n");
+}
+
 QByteArray queueDeclared()
 {
     return QByteArrayLiteral("Queue declared\n");

@@ -10,6 +10,7 @@ namespace cmq::protocol::reply {
 QByteArray queueDeclared();                  // "Queue declared"
 QByteArray exchangeDeclared();               // "Exchange declared"
 QByteArray queueBound();                     // "Queue bound"
+QByteArray queuePolicySet();                 // "Queue policy set" (extension)
 QByteArray ack(QByteArrayView messageId);    // "ACK <id>"
 QByteArray ackConfirmed(QByteArrayView id);  // "ACK_CONFIRMED <id>"
 QByteArray subscribed();                     // "Subscribed to queue"

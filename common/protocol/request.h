@@ -25,6 +25,7 @@ enum class Command {
     Pong,      // pong: answer to the broker's ping (any line counts as traffic too)
     Qos,       // qos <prefetch>
     Nack,      // nack <message_id> [requeue|drop]
+    QueuePolicy, // queue_policy <queue> <max_length> <drop-head|reject-publish>
     Unknown,
 };
 

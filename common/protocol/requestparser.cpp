@@ -12,6 +12,8 @@
 //   "Error: Invalid heartbeat interval: expected whole seconds from 1 to 3600"
 //   "Error: Invalid prefetch count: expected a whole number from 0 to 65535"
 //   "Error: Invalid nack mode: expected requeue or drop"
+//   "Error: Invalid max length: expected a whole number from 0 to 1000000000"
+//   "Error: Invalid overflow policy: expected drop-head or reject-publish"
 //   "Error: pong takes no arguments"
 
 namespace cmq::protocol {
@@ -41,6 +43,7 @@ constexpr CommandEntry commands[] = {
     {"pong", Command::Pong},
     {"qos", Command::Qos},
     {"nack", Command::Nack},
+    {"queue_policy", Command::QueuePolicy},
 };
 static_assert(std::size(commands) == static_cast<size_t>(Command::Unknown));
 
@@ -235,6 +238,24 @@ ParseResult parseNack(QByteArrayView rest)
     return ok(Command::Nack, {id, mode});
 }
 
+// queue_policy <queue> <max_length> <drop-head|reject-publish>; max_length 0 = the configured
+// performance.max_queue_size.
+ParseResult parseQueuePolicy(QByteArrayView rest)
+{
+    const QByteArrayView queue = takeWord(rest);
+    const QByteArrayView maxLength = takeWord(rest);
+    const QByteArrayView overflow = skipSpaces(rest);
+    if (overflow.isEmpty())
+        return missing("Missing parameters");
+    if (auto error = validateName(queue, "queue name"))
+        return std::move(*error);
+    if (!isNumberInRange(maxLength, 0, 1000000000))
+        return invalid("Error: Invalid max length: expected a whole number from 0 to 1000000000");
+    if (overflow != "drop-head" && overflow != "reject-publish")
+        return invalid("Error: Invalid overflow policy: expected drop-head or reject-publish");
+    return ok(Command::QueuePolicy, {queue, maxLength, overflow});
+}
+
 ParseResult parseNumber(Command command, QByteArrayView rest, int min, int max,
                         const char *invalidReply)
 {
@@ -288,6 +309,8 @@ ParseResult parseRequest(QByteArrayView line)
         return parsePublish(command, rest);
     case Command::Nack:
         return parseNack(rest);
+    case Command::QueuePolicy:
+        return parseQueuePolicy(rest);
     case Command::Heartbeat:
         return parseNumber(command, rest, 1, 3600,
                            "Error: Invalid heartbeat interval: expected whole seconds from 1 to "

@@ -175,10 +175,14 @@ void tst_Acl::commandMatrix_data()
                 {"Exchange declared"});
             row(who, "bind", {"bind " + q + "bind " + kExchange + " " + q + "bind"},
                 {"Queue bound"});
+            row(who, "queue_policy",
+                {"declare_queue " + q + "policy", "queue_policy " + q + "policy 10 reject-publish"},
+                {"Queue declared", "Queue policy set"});
         } else {
             deny(who, "declare_queue", "declare_queue " + q + "declared");
             deny(who, "declare_exchange", "declare_exchange " + q + "exchange");
             deny(who, "bind", "bind " + kDump + " " + kExchange + " " + kDump);
+            deny(who, "queue_policy", "queue_policy " + kDump + " 10 drop-head");
         }
 
         // Publishing.

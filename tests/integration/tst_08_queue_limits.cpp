@@ -1,5 +1,8 @@
-// Queue limits and timeouts against the real broker: the reject-publish overflow policy and
-// the ack timeout that requeues a delivery nobody acknowledged.
+// Queue limits and timeouts against the real broker: the reject-publish overflow policy (as
+// the configured default, and per queue with queue_policy) and the ack timeout that requeues a
+// delivery nobody acknowledged.
+
+#include <memory>
 
 #include <QtTest>
 
@@ -11,8 +14,8 @@ using cmq::test::TestClient;
 
 static QByteArray envelope(const QByteArray &id)
 {
-    return R"({"message_id":")" + id
-           + R"(","receiver_client_id":"receiver_1","enc_session_key":"ZW5j","nonce":"bm9uY2U=","ciphertext":"Y2lwaGVy"})";
+    return R"({"message_id":")" + id +
+           R"(","receiver_client_id":"receiver_1","enc_session_key":"ZW5j","nonce":"bm9uY2U=","ciphertext":"Y2lwaGVy"})";
 }
 
 class tst_QueueLimits : public QObject
@@ -21,6 +24,7 @@ class tst_QueueLimits : public QObject
 
 private Q_SLOTS:
     void rejectPublish();
+    void perQueuePolicy();
     void ackTimeoutRequeues();
 
 private:
@@ -61,6 +65,53 @@ void tst_QueueLimits::rejectPublish()
         QCOMPARE(receiver.request("fetch receiver_1_full"), "Message: " + id + " " + envelope(id));
         QCOMPARE(receiver.request("ack " + id), "ACK_CONFIRMED " + id);
     }
+    QVERIFY(broker.terminate());
+}
+
+void tst_QueueLimits::perQueuePolicy()
+{
+    // The configured default is drop-head with room for 100; each queue gets its own policy.
+    BrokerProcess broker;
+    broker.set("performance.max_queue_size", "100");
+    QVERIFY2(broker.start(), broker.output().constData());
+    auto receiver = std::make_unique<TestClient>("receiver_1");
+    QVERIFY(receiver->connectTo(broker.port()));
+    declare(*receiver, "receiver_1_strict");
+    declare(*receiver, "receiver_1_short");
+    QCOMPARE(receiver->request("queue_policy receiver_1_strict 2 reject-publish"),
+             "Queue policy set");
+    QCOMPARE(receiver->request("queue_policy receiver_1_nothere 2 drop-head"),
+             "Error: Queue 'receiver_1_nothere' not found");
+    auto sender = std::make_unique<TestClient>("sender_1");
+    QVERIFY(sender->connectTo(broker.port()));
+    const auto publish = [&](const QByteArray &queue, const QByteArray &id) {
+        return sender->request("publish CipherMQ_exchange " + queue + " " + envelope(id));
+    };
+    QCOMPARE(publish("receiver_1_strict", "s-1"), "ACK s-1");
+    QCOMPARE(publish("receiver_1_strict", "s-2"), "ACK s-2");
+    QCOMPARE(publish("receiver_1_strict", "s-3"),
+             "Error: Queue 'receiver_1_strict' is full (2 messages, overflow reject-publish): "
+             "message s-3 rejected");
+    // Lowering a drop-head limit evicts the oldest ready messages at once.
+    for (const QByteArray id : {"h-1", "h-2", "h-3", "h-4"})
+        QCOMPARE(publish("receiver_1_short", id), "ACK " + id);
+    QCOMPARE(receiver->request("queue_policy receiver_1_short 2 drop-head"), "Queue policy set");
+    QCOMPARE(receiver->request("fetch receiver_1_short"), "Message: h-3 " + envelope("h-3"));
+    QCOMPARE(receiver->request("ack h-3"), "ACK_CONFIRMED h-3");
+
+    // The policy is stored with the queue: it holds after a restart.
+    receiver.reset();
+    sender.reset();
+    QVERIFY(broker.terminate());
+    QVERIFY2(broker.start(), broker.output().constData());
+    sender = std::make_unique<TestClient>("sender_1");
+    QVERIFY(sender->connectTo(broker.port()));
+    QCOMPARE(publish("receiver_1_strict", "s-4"),
+             "Error: Queue 'receiver_1_strict' is full (2 messages, overflow reject-publish): "
+             "message s-4 rejected");
+    receiver = std::make_unique<TestClient>("receiver_1");
+    QVERIFY(receiver->connectTo(broker.port()));
+    QCOMPARE(receiver->request("fetch receiver_1_short"), "Message: h-4 " + envelope("h-4"));
     QVERIFY(broker.terminate());
 }
 

@@ -47,7 +47,7 @@ constexpr MatrixRow matrix[] = {
     {Command::Resend, true, true},        {Command::RegisterPublicKey, false, true},
     {Command::GetPublicKey, true, false}, {Command::Heartbeat, true, true},
     {Command::Pong, true, true},          {Command::Qos, false, true},
-    {Command::Nack, false, true},
+    {Command::Nack, false, true},         {Command::QueuePolicy, false, true},
 };
 
 cmq::Config::Acl testAcl()

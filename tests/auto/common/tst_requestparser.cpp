@@ -96,6 +96,10 @@ void tst_RequestParser::parse_data()
     okRow("nack", "nack m1", Command::Nack, {"m1"});
     okRow("nack requeue", "nack m1 requeue", Command::Nack, {"m1", "requeue"});
     okRow("nack drop", "nack m1 drop", Command::Nack, {"m1", "drop"});
+    okRow("queue_policy reject", "queue_policy q1 100 reject-publish", Command::QueuePolicy,
+          {"q1", "100", "reject-publish"});
+    okRow("queue_policy default length", "queue_policy q1 0 drop-head", Command::QueuePolicy,
+          {"q1", "0", "drop-head"});
 
     // Whitespace: the line is trimmed; runs of spaces separate names; the body is kept as is.
     okRow("trailing crlf-ish whitespace", "ack m1 \t\r", Command::Ack, {"m1"});
@@ -178,6 +182,14 @@ void tst_RequestParser::parse_data()
     failRow("nack id with control", "nack m\x02 drop", invalid,
             "Error: Invalid message ID: must not contain spaces or control characters");
     failRow("pong with argument", "pong 1", invalid, "Error: pong takes no arguments");
+    failRow("queue_policy bare", "queue_policy", missing, "Missing parameters");
+    failRow("queue_policy no policy", "queue_policy q1 10", missing, "Missing parameters");
+    failRow("queue_policy bad length", "queue_policy q1 ten drop-head", invalid,
+            "Error: Invalid max length: expected a whole number from 0 to 1000000000");
+    failRow("queue_policy length too big", "queue_policy q1 1000000001 drop-head", invalid,
+            "Error: Invalid max length: expected a whole number from 0 to 1000000000");
+    failRow("queue_policy bad policy", "queue_policy q1 10 drop-tail", invalid,
+            "Error: Invalid overflow policy: expected drop-head or reject-publish");
 
     const char *badHeartbeat =
         "Error: Invalid heartbeat interval: expected whole seconds from 1 to 3600";
