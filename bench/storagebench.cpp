@@ -1,7 +1,8 @@
-// The storage measurements quoted in docs/STORAGE.md. Skipped unless CMQ_STORAGE_BENCH=1: they
-// take minutes and want a quiet machine. Run through ctest so the PostgreSQL fixture is up:
-//   CMQ_STORAGE_BENCH=1 ctest --test-dir build-storage -R 'fixture_postgres|tst_storagebench' -V
-// or, with a fixture already running, ./tst_storagebench writeShapes (etc.).
+// ciphermq-storage-bench: the storage-layer measurements quoted in docs/STORAGE.md, without
+// the network (the broker-level figures come from ciphermq-bench). Needs a PostgreSQL server
+// as the test fixture provides one; each function is one measurement:
+//   bash tests/support/postgres.sh start /tmp/cmq-pg
+//   CMQ_TEST_POSTGRES=/tmp/cmq-pg build/bench/ciphermq-storage-bench [writeShapes|groupCommit|recovery]
 //   writeShapes  - ways of writing one publish batch (1 KB envelopes, one queue each)
 //   groupCommit  - publish throughput through Storage with W publishes outstanding
 //   recovery     - openAndRecover of CMQ_STORAGE_BENCH_ENTRIES (default 1,000,000) 1 KB messages
@@ -312,7 +313,6 @@ class tst_StorageBench : public QObject
     Q_OBJECT
 
 private Q_SLOTS:
-    void init();
     void writeShapes_data();
     void writeShapes();
     void groupCommit_data();
@@ -320,12 +320,6 @@ private Q_SLOTS:
     void recovery_data();
     void recovery();
 };
-
-void tst_StorageBench::init()
-{
-    if (qEnvironmentVariableIsEmpty("CMQ_STORAGE_BENCH"))
-        QSKIP("set CMQ_STORAGE_BENCH=1 to run the storage measurements");
-}
 
 void tst_StorageBench::writeShapes_data()
 {
@@ -467,4 +461,4 @@ void tst_StorageBench::recovery()
 }
 
 QTEST_GUILESS_MAIN(tst_StorageBench)
-#include "tst_storagebench.moc"
+#include "storagebench.moc"

@@ -1,0 +1,54 @@
+# Shared by the benchmark scripts: a work directory with test certificates, a throwaway
+# PostgreSQL server, a free port for the broker, and its config. Source it after setting
+#   root (the repository), work (an empty directory) and dbname (the database to create).
+# Provides: pg_port, port, broker_pid, start_pg, write_config DRIVER [EXTRA_TOML], cleanup.
+broker_pid=""
+pg_port=0
+
+cleanup() {
+    [ -n "$broker_pid" ] && kill "$broker_pid" 2>/dev/null && wait "$broker_pid" 2>/dev/null || true
+    bash "$root/tests/support/postgres.sh" stop "$work/pg" >/dev/null 2>&1 || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+bash "$root/tests/certs/gen.sh" "$work/certs" >/dev/null
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+
+start_pg() {
+    bash "$root/tests/support/postgres.sh" start "$work/pg" >/dev/null
+    pg_port=$(sed -E 's/.*port=([0-9]+).*/\1/' <"$work/pg/connection")
+    psql "host=127.0.0.1 port=$pg_port user=postgres dbname=postgres" -qc "CREATE DATABASE $dbname" >/dev/null
+}
+
+# write_config DRIVER LOG_LEVEL [EXTRA_TOML]: rate limiting off, one sender and one receiver.
+write_config() {
+    cat >"$work/config.toml" <<CONF
+[server]
+address = "127.0.0.1:$port"
+[tls]
+cert_path = "$work/certs/server.crt"
+key_path = "$work/certs/server.key"
+ca_cert_path = "$work/certs/ca.crt"
+[logging]
+level = "$2"
+info_file_path = "$work/logs/info.log"
+debug_file_path = "$work/logs/debug.log"
+error_file_path = "$work/logs/error.log"
+[database]
+driver = "$1"
+path = "$work/data/ciphermq.db"
+host = "127.0.0.1"
+port = $pg_port
+user = "postgres"
+dbname = "$dbname"
+[encryption]
+aes_key = "$(openssl rand -base64 32)"
+[rate_limit]
+enabled = false
+[acl]
+sender_cns = ["sender_1"]
+receiver_cns = ["receiver_1"]
+${3:-}
+CONF
+}
