@@ -91,6 +91,7 @@ private Q_SLOTS:
     void rotatesAtMaxSize();
     void noPayloadOrKeyInLogs();
     void unwritableLogPathStopsStart();
+    void consoleFilteredByLevelOrRules();
 
 private:
     QString path(const char *name) const { return m_broker.dataDir() + QLatin1String(name); }
@@ -256,6 +257,29 @@ void tst_Logging::unwritableLogPathStopsStart()
     QVERIFY2(broker.output().contains("cannot open the log files: cannot create the directory of "),
              broker.output().constData());
     QCOMPARE(broker.exitCode(), 1);
+}
+
+void tst_Logging::consoleFilteredByLevelOrRules()
+{
+    // logging.level = "warn": the console shows no info lines of ours.
+    BrokerProcess quiet;
+    quiet.set("logging.level", quoted(QStringLiteral("warn")));
+    QVERIFY2(quiet.start(), quiet.output().constData());
+    QVERIFY(quiet.terminate());
+    QVERIFY2(!quiet.output().contains(" INFO  ciphermq."), quiet.output().constData());
+
+    // QT_LOGGING_RULES, when set, replaces what logging.level would choose: here one category's
+    // info lines come back while the others stay off.
+    qputenv("QT_LOGGING_RULES", "ciphermq.*.info=false\nciphermq.storage.info=true");
+    BrokerProcess ruled;
+    ruled.set("logging.level", quoted(QStringLiteral("warn")));
+    const bool started = ruled.start();
+    qunsetenv("QT_LOGGING_RULES");
+    QVERIFY2(started, ruled.output().constData());
+    QVERIFY(ruled.terminate());
+    QVERIFY2(ruled.output().contains(" INFO  ciphermq.storage: recovered "),
+             ruled.output().constData());
+    QVERIFY2(!ruled.output().contains(" INFO  ciphermq.router: "), ruled.output().constData());
 }
 
 QTEST_GUILESS_MAIN(tst_Logging)
