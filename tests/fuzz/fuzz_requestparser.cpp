@@ -75,6 +75,7 @@ qsizetype expectedArgs(Command command)
     case Command::Bind:
     case Command::Publish:
     case Command::PublishBatch:
+    case Command::QueuePolicy:
         return 3;
     case Command::Pong:
         return 0;
@@ -121,6 +122,10 @@ void checkRequest(QByteArrayView line)
             if (const auto info = inspectEnvelope(request.args[2]))
                 CHECK(reply::ack(info->messageId).count('\n') == 1);
         }
+        break;
+    case Command::QueuePolicy:
+        CHECK(isValidName(request.args[0]));
+        CHECK(request.args[2] == "drop-head" || request.args[2] == "reject-publish");
         break;
     case Command::RegisterPublicKey:
     case Command::Heartbeat:
