@@ -36,7 +36,7 @@ void Router::restore(const storage::RecoveredState &state)
     for (const storage::ExchangeRecord &e : state.exchanges)
         m_exchanges.insert(e.name, ExchangeInfo{e.name, e.type, e.creator});
     for (const storage::QueueRecord &q : state.queues) {
-        addQueue(q.name, q.owner, q.maxLength > 0 ? q.maxLength : m_performance.maxQueueSize,
+        addQueue(q.name, q.owner, effectiveMaxLength(q.maxLength),
                  q.overflow.isEmpty() ? m_performance.overflowPolicy : q.overflow);
     }
     for (const storage::BindingRecord &b : state.bindings)
@@ -130,8 +130,7 @@ void Router::setQueuePolicy(const QString &queue, qint64 maxLength, const QStrin
     m_storage.saveQueue(record, [this, record, done = std::move(done)](Status status) {
         Queue *target = m_queues.value(record.name);
         if (status && target) {
-            target->setPolicy(record.maxLength > 0 ? record.maxLength : m_performance.maxQueueSize,
-                              record.overflow);
+            target->setPolicy(effectiveMaxLength(record.maxLength), record.overflow);
             if (!target->rejectsWhenFull())
                 evictForRoom(target, 0);
             qCInfo(lcRouter, "queue %s: max length %lld, overflow %s", qPrintable(record.name),

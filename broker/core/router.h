@@ -133,6 +133,11 @@ private:
     EndpointState &stateFor(Endpoint *endpoint);
     Queue *addQueue(const QString &name, const QString &owner, qint64 maxLength,
                     const QString &overflow);
+    // A stored max length of 0 means the configured default.
+    qint64 effectiveMaxLength(qint64 stored) const
+    {
+        return stored > 0 ? stored : m_performance.maxQueueSize;
+    }
     QList<Queue *> route(const QString &exchange, const QString &routingKey) const;
     QByteArray refusal(const QByteArray &text, const QByteArray &messageId, bool batch) const;
     void enqueue(Queue *queue, const MessagePtr &message, bool redelivered);

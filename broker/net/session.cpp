@@ -146,8 +146,7 @@ void Session::handleLine(QByteArrayView line)
     if (parsed.request.command == protocol::Command::Publish ||
         parsed.request.command == protocol::Command::PublishBatch)
         m_replies.back().publishStartNs = m_clock.nsecsElapsed();
-    const bool barrier = isOrderingBarrier(parsed.request.command);
-    if (barrier) {
+    if (isOrderingBarrier(parsed.request.command)) {
         m_barrierPending = true;
         m_barrierSlot = slot;
     }

@@ -124,8 +124,7 @@ Status loadEntriesLibpq(SqlSession &session, const pq::Api &api, pq::Connection 
         pq::ResultSet *result =
             api.execParams(connection, fetch.constData(), 0, nullptr, nullptr, nullptr, nullptr, 1);
         if (!result || api.resultStatus(result) != pq::TuplesOk) {
-            st = failure(result ? QString::fromUtf8(api.resultErrorMessage(result)).simplified()
-                                : QStringLiteral("lost the connection to PostgreSQL"));
+            st = failure(pq::errorText(api, result));
             if (result)
                 api.clear(result);
             break;
