@@ -86,7 +86,9 @@ void tst_ExistingClients::senderToReceiver()
     }
     QCOMPARE(received, sent);
 
-    // All acked: a new consumer gets nothing more.
+    // All acked (the broker has answered every ack): a new consumer gets nothing more.
+    for (qsizetype i = 0; i < sent.size(); ++i)
+        QVERIFY(!receiver.readLineStartingWith("ACK_CONFIRMED ").isNull());
     receiver.disconnect();
     TestClient again("receiver_1");
     QVERIFY(again.connectTo(broker.port()));
