@@ -19,7 +19,13 @@ cd "$root"
 
 bash scripts/ensure-packages.sh $(grep -hv '^#' scripts/packages-build.txt scripts/packages-test.txt)
 
-build=${CMQ_BUILD_DIR:-build-test}
+# Root shares run-dev.sh's build tree (one build, not two, on a new machine); a user who came in
+# through sudo keeps theirs and gets a root-owned tree of its own.
+build=build-test
+if [ -z "${SUDO_USER:-}" ] && { [ ! -e build ] || [ "$(stat -c %u build)" = 0 ]; }; then
+    build=build
+fi
+build=${CMQ_BUILD_DIR:-$build}
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$build" -j"$(nproc)"
 cd "$build"
