@@ -125,7 +125,7 @@ if (exec 3<>/dev/tcp/127.0.0.1/5671) 2>/dev/null; then
     fail "port 5671 is already in use on this machine; stop what listens there first"
 fi
 # The broker runs until the checks below are done; the PID namespace ends it afterwards.
-in_root "${run_as[@]}" bash -c "cd $src && ./scripts/run-dev.sh > /var/tmp/run-dev.log 2>&1 & pid=\$!
+in_root "${run_as[@]}" bash -c "cd $src && : > /var/tmp/run-dev.log && { ./scripts/run-dev.sh > /var/tmp/run-dev.log 2>&1 & } && pid=\$!
     deadline=\$((SECONDS + ${CMQ_FRESH_RUNDEV_TIMEOUT:-3600}))
     until grep -q 'ready on 127.0.0.1:5671' /var/tmp/run-dev.log; do
         if ! kill -0 \$pid 2>/dev/null; then echo 'run-dev.sh exited before the broker was ready'; exit 1; fi
