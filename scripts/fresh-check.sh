@@ -43,6 +43,7 @@ step() {
 }
 fail() {
     echo "fresh-check: FAILED at step '$step_name': $*" >&2
+    step_name="" # said once
     exit 1
 }
 trap 'rc=$?; [ $rc -ne 0 ] && [ -n "$step_name" ] && echo "fresh-check: FAILED at step '"'"'$step_name'"'"' (exit $rc)" >&2' EXIT
