@@ -112,7 +112,7 @@ in_root() {
 
 if [ -n "$as_user" ]; then
     step "user $as_user with sudo"
-    in_root bash -c "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends sudo >/dev/null \
+    in_root bash -c "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends sudo passwd >/dev/null \
         && useradd --create-home --shell /bin/bash $as_user 2>/dev/null; \
         echo '$as_user ALL=(ALL) NOPASSWD: ALL' > /etc/sudoers.d/$as_user && chmod 440 /etc/sudoers.d/$as_user \
         && chown -R $as_user: $src" || fail "could not set up the user"
