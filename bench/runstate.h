@@ -24,6 +24,7 @@ struct RunState
     std::atomic<qint64> firstPublishUs{0};
     std::atomic<qint64> lastConfirmUs{0};
     std::atomic<qint64> firstDeliveryUs{0};
+    std::atomic<qint64> subscribedUs{0}; // the first consumer's subscription confirmed
     std::atomic<qint64> lastDeliveryUs{0};
     std::atomic<int> consumersReady{0};
     std::atomic<int> publishersDone{0};
