@@ -152,7 +152,7 @@ server_pids() {
 }
 results=$work/results.jsonl
 TIMEFORMAT='%U %S %R'
-run() { # ROW SYSTEM ARGS...: one run; appends its JSON line (with CPU figures) to $results
+run_one() { # ROW SYSTEM ARGS...: one run; appends its JSON line (with CPU figures) to $results
     local row=$1 system=$2
     shift 2
     local before after out=$work/out.json
@@ -195,6 +195,8 @@ print("  %-9s %-10s publish %6s msg/s  deliver %6s  drain %6s  confirm p50/p99 %
 }
 
 systems="rabbitmq postgresql sqlite"
+only=${COMPARE_ROWS:-w256 w1 p64w1 rate1000 drain} # e.g. COMPARE_ROWS=rate1000 for one row
+run() { [[ " $only " == *" $1 "* ]] && run_one "$@" || true; }
 echo "== runs (${seconds}s each, the three systems alternately; 1 KB payload = 1,024 bytes before base64)"
 for system in $systems; do run w256 "$system" -p 1 -w 256 -s 1024 -d "$seconds"; done
 for system in $systems; do run w1 "$system" -p 1 -w 1 -s 1024 -d "$seconds"; done

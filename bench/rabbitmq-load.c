@@ -14,6 +14,7 @@
 #define _GNU_SOURCE
 #include <amqp.h>
 #include <amqp_ssl_socket.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -184,12 +185,22 @@ static void *publish_loop(void *arg)
         // Wait for confirms, but not past the next scheduled publish (nor long, to see a stop).
         int64_t wait = 200000;
         if (more && period_us > 0 && outstanding < (uint64_t)opt.window) {
-            // Whole milliseconds: librabbitmq's poll rounds shorter waits down to a busy loop.
-            wait = (start + (int64_t)(scheduled * period_us) - now + 999) / 1000 * 1000;
+            wait = start + (int64_t)(scheduled * period_us) - now;
             if (wait < 0)
                 wait = 0;
         }
         struct timeval tv = {wait / 1000000, wait % 1000000};
+        if (period_us > 0) {
+            // Fixed rate: wait in poll() with a nanosecond deadline ourselves. librabbitmq's own
+            // timeout spins through the last partial millisecond, a busy loop at 1,000 msg/s.
+            if (!amqp_frames_enqueued(p->conn) && !amqp_data_in_buffer(p->conn)) {
+                struct pollfd fd = {amqp_get_sockfd(p->conn), POLLIN, 0};
+                const struct timespec ts = {wait / 1000000, (long)(wait % 1000000) * 1000};
+                if (ppoll(&fd, 1, &ts, NULL) == 0)
+                    continue;
+            }
+            tv = (struct timeval){0, 0};
+        }
         amqp_frame_t frame;
         const int status = amqp_simple_wait_frame_noblock(p->conn, &frame, &tv);
         if (status == AMQP_STATUS_TIMEOUT)
