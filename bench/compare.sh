@@ -170,8 +170,9 @@ run_one() { # ROW SYSTEM ARGS...: one run; appends its JSON line (with CPU figur
     after=$(tree_ticks $(server_pids "$system"))
     if ! tail -1 "$out" | grep -q '^{'; then
         echo "{}" >"$out"
-        sed 's/^/    /' "$work/run.err" | tail -5 >&2
     fi
+    # Warnings (refused publishes, connection errors) go with the run they belong to.
+    sort "$work/run.err" | uniq -c | sort -rn | head -5 | sed "s/^/    $row $system stderr: /" >&2
     python3 - "$row" "$system" "$out" "$work/time" "$((after - before))" "$(getconf CLK_TCK)" \
         >>"$results" <<'PY'
 import json, sys

@@ -132,6 +132,8 @@ int main(int argc, char *argv[])
             }
             return;
         }
+        if (state.publishersConnected.load() < options.publishers)
+            startedUs = now; // the duration counts from when all publishers are connected
         if (options.count == 0 && double(now - startedUs) / 1e6 >= options.durationSec)
             state.stopPublishing = true;
         const bool published = state.publishersDone.load() >= options.publishers;

@@ -19,16 +19,8 @@ Publisher::Publisher(const BenchOptions &options, int index, RunState &state)
              + "\",\"nonce\":\"bm9uY2Vub25jZTEy\",\"ciphertext\":\"" + ciphertext + "\",\"t\":";
     m_connection->onLine = [this](QByteArrayView line) { onLine(line); };
     m_connection->onConnected = [this] {
-        if (m_options.rate > 0) {
-            // Publishers take turns: publisher i starts i periods of the total rate later.
-            m_ratePeriodUs = 1e6 * m_options.publishers / m_options.rate;
-            m_rateStartUs = nowMicros() + qint64(m_index * 1e6 / m_options.rate);
-            m_rateTimer.setTimerType(Qt::PreciseTimer);
-            m_rateTimer.setInterval(1);
-            QObject::connect(&m_rateTimer, &QTimer::timeout, this, [this] { fill(); });
-            m_rateTimer.start();
-        }
-        fill();
+        ++m_state.publishersConnected;
+        beginWhenAllConnected();
     };
     m_connection->onError = [this](const QString &error) {
         if (!m_done) {
@@ -43,6 +35,26 @@ Publisher::Publisher(const BenchOptions &options, int index, RunState &state)
 void Publisher::start()
 {
     m_connection->open(m_options.host, m_options.port);
+}
+
+// Publishing starts when every publisher has its connection, so a run with many publishers
+// measures publishing, not TLS handshakes (the other load generator connects before it starts).
+void Publisher::beginWhenAllConnected()
+{
+    if (m_state.publishersConnected.load() < m_options.publishers) {
+        QTimer::singleShot(1, this, [this] { beginWhenAllConnected(); });
+        return;
+    }
+    if (m_options.rate > 0) {
+        // Publishers take turns: publisher i starts i periods of the total rate later.
+        m_ratePeriodUs = 1e6 * m_options.publishers / m_options.rate;
+        m_rateStartUs = nowMicros() + qint64(m_index * 1e6 / m_options.rate);
+        m_rateTimer.setTimerType(Qt::PreciseTimer);
+        m_rateTimer.setInterval(1);
+        QObject::connect(&m_rateTimer, &QTimer::timeout, this, [this] { fill(); });
+        m_rateTimer.start();
+    }
+    fill();
 }
 
 bool Publisher::scheduleAllows(qint64 now) const

@@ -28,6 +28,7 @@ private:
     void onLine(QByteArrayView line);
     bool takeBudget();
     bool scheduleAllows(qint64 now) const;
+    void beginWhenAllConnected();
 
     const BenchOptions &m_options;
     RunState &m_state;

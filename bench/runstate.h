@@ -27,6 +27,7 @@ struct RunState
     std::atomic<qint64> subscribedUs{0}; // the first consumer's subscription confirmed
     std::atomic<qint64> lastDeliveryUs{0};
     std::atomic<int> consumersReady{0};
+    std::atomic<int> publishersConnected{0}; // publishing starts when all are
     std::atomic<int> publishersDone{0};
     std::atomic<int> failures{0};
 };
