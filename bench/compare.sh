@@ -36,6 +36,7 @@ elif pgrep -u rabbitmq -x beam.smp >/dev/null 2>&1; then
 fi
 [ -d /run/systemd/system ] || update-rc.d rabbitmq-server disable >/dev/null 2>&1 || true
 
+# shellcheck disable=SC2046 # pkg-config's flags are words
 cc -O2 -Wall -Wextra -std=c11 -o "$work/rabbitmq-load" "$root/bench/rabbitmq-load.c" \
     $(pkg-config --cflags --libs librabbitmq 2>/dev/null || echo -lrabbitmq) -lpthread
 
@@ -74,6 +75,7 @@ done
 # --- RabbitMQ: a node of our own -----------------------------------------------------------------
 rmq=$work/rabbitmq
 rmq_port=$(free_port)
+dist_port=$(free_port)
 mkdir -p "$rmq/log"
 : >"$rmq/rabbitmq-env.conf"
 echo '[rabbitmq_auth_mechanism_ssl].' >"$rmq/enabled_plugins"
@@ -109,7 +111,7 @@ CONF
         RABBITMQ_NODENAME=cmqcompare$$@localhost RABBITMQ_CONFIG_FILE=$rmq/rabbitmq.conf \
         RABBITMQ_ADVANCED_CONFIG_FILE=$rmq/advanced.config \
         RABBITMQ_ENABLED_PLUGINS_FILE=$rmq/enabled_plugins RABBITMQ_MNESIA_BASE=$rmq/mnesia \
-        RABBITMQ_LOG_BASE=$rmq/log RABBITMQ_PID_FILE=$rmq/pid RABBITMQ_DIST_PORT=$(free_port) \
+        RABBITMQ_LOG_BASE=$rmq/log RABBITMQ_PID_FILE=$rmq/pid RABBITMQ_DIST_PORT=$dist_port \
         RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}"
     exec /usr/lib/rabbitmq/bin/rabbitmq-server
 ) >"$rmq/server.out" 2>&1 &
