@@ -17,11 +17,13 @@ struct BenchOptions
     QString queueSuffix = QStringLiteral("bench"); // queue <receiver>_<suffix>, same routing key
     int publishers = 1;
     int consumers = 1;
-    int messageBytes = 1024; // ciphertext field size (the whole envelope is a bit larger)
+    int messageBytes = 1024; // ciphertext bytes before base64 (the field is 4/3 of that)
     int window = 256;        // unconfirmed publishes per publisher
     int prefetch = 256;
     double durationSec = 10; // stop publishing after this long...
     qint64 count = 0;        // ...or after this many messages in total (when > 0)
+    double rate = 0;         // msg/s in total, spread evenly over the publishers (when > 0)
+    qint64 backlog = 0;      // publish this many first, then time the consumers draining them
     qint64 brokerPid = 0;    // sample this process's RSS when set
     QString runId;           // makes message ids unique across runs against one database
     bool json = false;       // one JSON line instead of the table

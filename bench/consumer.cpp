@@ -28,6 +28,7 @@ void Consumer::onLine(QByteArrayView line)
     if (!line.startsWith("Message: ")) {
         if (!m_subscribed && line == "Subscribed to queue") {
             m_subscribed = true;
+            storeFirst(m_state.subscribedUs, nowMicros());
             ++m_state.consumersReady;
         }
         return;

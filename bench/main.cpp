@@ -99,11 +99,17 @@ int main(int argc, char *argv[])
         QMetaObject::invokeMethod(worker, startFn, Qt::QueuedConnection);
         threads.push_back(std::move(thread));
     };
-    for (int i = 0; i < options.consumers; ++i) {
-        auto *consumer = new Consumer(options, state);
-        consumers.push_back(consumer);
-        spawn(consumer, [consumer] { consumer->start(); });
-    }
+    const auto spawnConsumers = [&] {
+        for (int i = 0; i < options.consumers; ++i) {
+            auto *consumer = new Consumer(options, state);
+            consumers.push_back(consumer);
+            spawn(consumer, [consumer] { consumer->start(); });
+        }
+    };
+    // A drain run (--backlog) attaches its consumers only once the whole backlog is confirmed.
+    const bool drainRun = options.backlog > 0;
+    if (!drainRun)
+        spawnConsumers();
 
     qint64 maxRss = 0;
     qint64 startedUs = 0;
@@ -115,7 +121,7 @@ int main(int argc, char *argv[])
             maxRss = std::max(maxRss, rssKiB(options.brokerPid));
         const qint64 now = nowMicros();
         if (!publishing) {
-            if (state.consumersReady.load() < options.consumers)
+            if (!drainRun && state.consumersReady.load() < options.consumers)
                 return;
             publishing = true;
             startedUs = now;
@@ -126,9 +132,15 @@ int main(int argc, char *argv[])
             }
             return;
         }
+        if (state.publishersConnected.load() < options.publishers)
+            startedUs = now; // the duration counts from when all publishers are connected
         if (options.count == 0 && double(now - startedUs) / 1e6 >= options.durationSec)
             state.stopPublishing = true;
         const bool published = state.publishersDone.load() >= options.publishers;
+        if (drainRun && published && consumers.empty() && options.consumers > 0) {
+            spawnConsumers();
+            return;
+        }
         const bool drained = options.consumers == 0
                              || state.delivered.load() >= state.confirmed.load();
         const bool drainTimedOut = published && now - state.lastDeliveryUs.load() > 30'000'000
@@ -156,12 +168,15 @@ int main(int argc, char *argv[])
     const double deliverSec = double(state.lastDeliveryUs - state.firstPublishUs) / 1e6;
     const double publishRate = publishSec > 0 ? double(state.confirmed) / publishSec : 0;
     const double deliverRate = deliverSec > 0 ? double(state.delivered) / deliverSec : 0;
+    const double drainSec = double(state.lastDeliveryUs - state.subscribedUs) / 1e6;
+    const double drainRate = drainRun && drainSec > 0 ? double(state.delivered) / drainSec : 0;
     QJsonObject result{
         {"publishers", options.publishers}, {"consumers", options.consumers},
         {"size", options.messageBytes}, {"window", options.window},
         {"prefetch", options.prefetch}, {"confirmed", double(state.confirmed)},
         {"refused", double(state.refused)}, {"delivered", double(state.delivered)},
         {"publish_rate", qRound(publishRate)}, {"deliver_rate", qRound(deliverRate)},
+        {"drain_rate", qRound(drainRate)}, {"rate", options.rate},
         {"confirm_p50_ms", confirm.percentileMs(50)}, {"confirm_p99_ms", confirm.percentileMs(99)},
         {"e2e_p50_ms", endToEnd.percentileMs(50)}, {"e2e_p99_ms", endToEnd.percentileMs(99)},
         {"e2e_p999_ms", endToEnd.percentileMs(99.9)}, {"broker_max_rss_mb", double(maxRss) / 1024},
@@ -169,7 +184,8 @@ int main(int argc, char *argv[])
     if (options.json) {
         std::printf("%s\n", QJsonDocument(result).toJson(QJsonDocument::Compact).constData());
     } else {
-        std::printf("publishers %d, consumers %d, %d-byte ciphertext, window %d, prefetch %d\n",
+        std::printf("publishers %d, consumers %d, %d-byte ciphertext (before base64), window %d, "
+                    "prefetch %d\n",
                     options.publishers, options.consumers, options.messageBytes, options.window,
                     options.prefetch);
         std::printf("confirmed %lld, refused %lld, delivered %lld\n",
@@ -181,6 +197,8 @@ int main(int argc, char *argv[])
                     "p99.9 %.2f ms\n",
                     deliverRate, endToEnd.percentileMs(50), endToEnd.percentileMs(99),
                     endToEnd.percentileMs(99.9));
+        if (drainRun)
+            std::printf("drain of %lld   %9.0f msg/s\n", qlonglong(options.backlog), drainRate);
         if (options.brokerPid > 0)
             std::printf("broker RSS max %.1f MB\n", double(maxRss) / 1024);
     }

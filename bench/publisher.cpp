@@ -1,27 +1,27 @@
 #include "publisher.h"
 
-#include <QRandomGenerator>
+#include "payload.h"
 
 namespace cmq::bench {
 
 Publisher::Publisher(const BenchOptions &options, int index, RunState &state)
-    : m_options(options), m_state(state),
-      m_connection(new LineConnection(options.certDir, options.sender, this))
+    : m_options(options), m_state(state), m_index(index),
+      m_connection(new LineConnection(options.certDir, options.sender, this)), m_rateTimer(this)
 {
     const QByteArray key = (options.receiver + u'_' + options.queueSuffix).toUtf8();
     m_head = "publish CipherMQ_exchange " + key + " {\"message_id\":\"b-"
              + options.runId.toUtf8() + "-" + QByteArray::number(index) + "-";
-    // Random base64 text of the requested size stands in for ciphertext: the broker cannot
-    // tell the difference, which is the point.
-    QByteArray random(options.messageBytes * 3 / 4 + 3, Qt::Uninitialized);
-    QRandomGenerator::global()->fillRange(reinterpret_cast<quint32 *>(random.data()),
-                                          random.size() / 4);
-    const QByteArray ciphertext = random.toBase64().left(options.messageBytes);
+    // Random bytes stand in for ciphertext: the broker cannot tell the difference, which is the
+    // point.
+    const QByteArray ciphertext = randomCiphertextField(options.messageBytes);
     m_tail = "\",\"receiver_client_id\":\"" + options.receiver.toUtf8()
              + "\",\"enc_session_key\":\"" + QByteArray(108, 'k')
              + "\",\"nonce\":\"bm9uY2Vub25jZTEy\",\"ciphertext\":\"" + ciphertext + "\",\"t\":";
     m_connection->onLine = [this](QByteArrayView line) { onLine(line); };
-    m_connection->onConnected = [this] { fill(); };
+    m_connection->onConnected = [this] {
+        ++m_state.publishersConnected;
+        beginWhenAllConnected();
+    };
     m_connection->onError = [this](const QString &error) {
         if (!m_done) {
             qWarning("publisher: %s", qPrintable(error));
@@ -37,6 +37,32 @@ void Publisher::start()
     m_connection->open(m_options.host, m_options.port);
 }
 
+// Publishing starts when every publisher has its connection, so a run with many publishers
+// measures publishing, not TLS handshakes (the other load generator connects before it starts).
+void Publisher::beginWhenAllConnected()
+{
+    if (m_state.publishersConnected.load() < m_options.publishers) {
+        QTimer::singleShot(1, this, [this] { beginWhenAllConnected(); });
+        return;
+    }
+    if (m_options.rate > 0) {
+        // Publishers take turns: publisher i starts i periods of the total rate later.
+        m_ratePeriodUs = 1e6 * m_options.publishers / m_options.rate;
+        m_rateStartUs = nowMicros() + qint64(m_index * 1e6 / m_options.rate);
+        m_rateTimer.setTimerType(Qt::PreciseTimer);
+        m_rateTimer.setInterval(1);
+        QObject::connect(&m_rateTimer, &QTimer::timeout, this, [this] { fill(); });
+        m_rateTimer.start();
+    }
+    fill();
+}
+
+bool Publisher::scheduleAllows(qint64 now) const
+{
+    return m_ratePeriodUs == 0
+           || now >= m_rateStartUs + qint64(double(m_sequence) * m_ratePeriodUs);
+}
+
 bool Publisher::takeBudget()
 {
     if (m_state.stopPublishing.load(std::memory_order_relaxed))
@@ -49,8 +75,15 @@ bool Publisher::takeBudget()
 void Publisher::fill()
 {
     QByteArray out;
-    while (qsizetype(m_sentAt.size()) < m_options.window && takeBudget()) {
-        const qint64 now = nowMicros();
+    bool more = true;
+    for (qint64 now = nowMicros(); qsizetype(m_sentAt.size()) < m_options.window;
+         now = nowMicros()) {
+        if (!scheduleAllows(now))
+            break;
+        if (!takeBudget()) {
+            more = false;
+            break;
+        }
         storeFirst(m_state.firstPublishUs, now);
         out += m_head;
         out += QByteArray::number(m_sequence++);
@@ -61,7 +94,9 @@ void Publisher::fill()
     }
     if (!out.isEmpty())
         m_connection->write(out);
-    if (m_sentAt.empty() && !m_done) {
+    if (!more)
+        m_rateTimer.stop();
+    if (!more && m_sentAt.empty() && !m_done) {
         m_done = true;
         ++m_state.publishersDone;
     }

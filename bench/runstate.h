@@ -24,8 +24,10 @@ struct RunState
     std::atomic<qint64> firstPublishUs{0};
     std::atomic<qint64> lastConfirmUs{0};
     std::atomic<qint64> firstDeliveryUs{0};
+    std::atomic<qint64> subscribedUs{0}; // the first consumer's subscription confirmed
     std::atomic<qint64> lastDeliveryUs{0};
     std::atomic<int> consumersReady{0};
+    std::atomic<int> publishersConnected{0}; // publishing starts when all are
     std::atomic<int> publishersDone{0};
     std::atomic<int> failures{0};
 };
