@@ -96,6 +96,7 @@ void checkRequest(QByteArrayView line)
         return;
     }
     const Request &request = result.request;
+    CHECK(!line.contains('\r')); // only the terminator's, which takeLine strips
     CHECK(request.command != Command::Unknown);
     CHECK(std::strlen(commandName(request.command)) > 0);
     const qsizetype expected = expectedArgs(request.command);
