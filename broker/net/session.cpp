@@ -109,22 +109,27 @@ void Session::processBuffer()
             break;
         }
         const QByteArrayView rest = QByteArrayView(m_buffer).sliced(offset);
-        const protocol::Frame frame = protocol::takeLine(rest, m_limits.maxLineBytes);
-        if (frame.status == protocol::FrameStatus::Incomplete)
+        const protocol::Frame frame = protocol::takeLine(rest, m_limits.maxLineBytes, m_scanned);
+        if (frame.status == protocol::FrameStatus::Incomplete) {
+            m_scanned = frame.scanned;
             break;
+        }
         if (frame.status == protocol::FrameStatus::TooLong) {
             qCWarning(lcSession, "%s: request line over %lld bytes, closing",
                       qPrintable(m_identity.cn), qlonglong(m_limits.maxLineBytes));
             m_buffer.clear();
+            m_scanned = 0;
             closeWithError(reply::error(QByteArray("Line too long: the limit is ") +
                                         QByteArray::number(m_limits.maxLineBytes) +
                                         " bytes; closing the connection"));
             return;
         }
         offset += frame.consumed;
+        m_scanned = 0;
         if (frame.status == protocol::FrameStatus::InvalidUtf8) {
             const quint64 slot = reserveReply();
-            completeReply(slot, reply::error("Invalid UTF-8 in request line"));
+            m_dispatcher.refuseMalformed(*this, reply::error("Invalid UTF-8 in request line"),
+                                         Reply(this, slot));
             continue;
         }
         handleLine(frame.line);
@@ -140,7 +145,7 @@ void Session::handleLine(QByteArrayView line)
     const protocol::ParseResult parsed = protocol::parseRequest(line);
     const quint64 slot = reserveReply();
     if (parsed.status != protocol::ParseStatus::Ok) {
-        completeReply(slot, parsed.errorReply + '\n');
+        m_dispatcher.refuseMalformed(*this, parsed.errorReply + '\n', Reply(this, slot));
         return;
     }
     if (parsed.request.command == protocol::Command::Publish ||

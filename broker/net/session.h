@@ -115,6 +115,7 @@ private:
     SessionLimits m_limits;
     Dispatcher &m_dispatcher;
     QByteArray m_buffer;
+    qsizetype m_scanned = 0; // bytes at the front of m_buffer known to hold no "\n"
 
     struct PendingReply
     {
