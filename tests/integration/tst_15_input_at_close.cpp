@@ -44,6 +44,7 @@ private Q_SLOTS:
     void acksBeforeCloseAreApplied_data();
     void acksBeforeCloseAreApplied();
     void acksBehindAFullOutputBufferAreApplied();
+    void nackAndPublishBeforeCloseAreApplied();
 
 private:
     void declareQueue(const QByteArray &queue);
@@ -202,6 +203,29 @@ void tst_InputAtClose::acksBehindAFullOutputBufferAreApplied()
     QList<QByteArray> expected = ids.mid(3);
     std::sort(expected.begin(), expected.end());
     QCOMPARE(again, expected);
+}
+
+void tst_InputAtClose::nackAndPublishBeforeCloseAreApplied()
+{
+    const QByteArray queue = "receiver_1_effects";
+    declareQueue(queue);
+    publish(queue, {"fx-0", "fx-1"});
+    TestClient consumer("receiver_1");
+    QVERIFY(consumer.connectTo(m_broker.port()));
+    QCOMPARE(consumer.request("consume " + queue), "Subscribed to queue");
+    QCOMPARE(idOf(consumer.readLineStartingWith("Message: ")), "fx-0");
+    QCOMPARE(idOf(consumer.readLineStartingWith("Message: ")), "fx-1");
+    consumer.sendRaw("ack fx-0\nnack fx-1 drop"); // the last line without "\n"
+    consumer.disconnect();
+
+    // A publish whose line ends with the close, its ACK never read, is stored all the same.
+    TestClient sender("sender_1");
+    QVERIFY(sender.connectTo(m_broker.port()));
+    sender.sendRaw("publish CipherMQ_exchange " + queue + " " + envelope("fx-2"));
+    sender.disconnect();
+
+    // fx-0 acked, fx-1 dropped: only fx-2 (pushed as soon as it is committed).
+    QCOMPARE(drain(queue, 1), QList<QByteArray>{"fx-2"});
 }
 
 QTEST_GUILESS_MAIN(tst_InputAtClose)
