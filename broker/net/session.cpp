@@ -356,7 +356,9 @@ void Session::finish()
     // Acks, nacks and publishes that arrived with the close take effect before the router
     // gets this connection's unacked deliveries back: replies may be lost, effects may not.
     m_draining = true;
-    m_buffer.append(m_socket->readAll());
+    const QByteArray rest = m_socket->readAll();
+    m_counters.bytesIn += quint64(rest.size());
+    m_buffer.append(rest);
     if (!m_buffer.isEmpty() && !m_buffer.endsWith('\n'))
         m_buffer.append('\n'); // the peer will not finish its last line now
     QTimer::singleShot(kDrainGraceMs, this, [this] {
