@@ -89,6 +89,17 @@ void Dispatcher::dispatch(Session &session, const protocol::Request &request, co
     handler(HandlerContext{m_services, session}, request, reply);
 }
 
+void Dispatcher::refuseMalformed(Session &session, const QByteArray &errorLines, const Reply &reply)
+{
+    // Junk costs a request like anything else, or it could be sent faster than the client's rate.
+    if (m_services.rateLimiter) {
+        const ClientIdentity &who = session.identity();
+        if (const auto refused = m_services.rateLimiter->admitRequest(who.cn, who.address, 0))
+            return reply.send(protocol::reply::error(refused->text.toUtf8()));
+    }
+    reply.send(errorLines);
+}
+
 bool Dispatcher::isConsuming(Session &session) const
 {
     return m_services.router.isConsuming(&session);

@@ -16,6 +16,9 @@ public:
     explicit Dispatcher(Services &services);
 
     void dispatch(Session &session, const protocol::Request &request, const Reply &reply);
+    // A line that could not be parsed: answered with `errorLines` if the sender's request rate
+    // allows, refused like any request over it otherwise.
+    void refuseMalformed(Session &session, const QByteArray &errorLines, const Reply &reply);
     bool isConsuming(Session &session) const;
 
 private:

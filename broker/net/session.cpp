@@ -20,6 +20,9 @@ namespace reply = protocol::reply;
 constexpr qsizetype kMaxPendingReplies = 8192;
 // Read in chunks so one connection cannot monopolise the event loop.
 constexpr qint64 kReadChunk = 256 * 1024;
+// How long the input of a closed connection may wait for an ordering barrier (a commit) before
+// the rest of it is given up.
+constexpr int kDrainGraceMs = 10000;
 
 // Commands whose effect later requests may depend on. They complete only once storage has
 // committed them, so the session reads nothing further from the connection until they have.
@@ -64,6 +67,7 @@ Session::Session(QSslSocket *socket, ClientIdentity identity, const SessionLimit
     });
 
     m_sinceClientTraffic.start();
+    m_sinceServerTraffic.start();
     m_sincePing.start();
     m_clock.start();
     m_livenessTimer.setInterval(1000);
@@ -98,33 +102,39 @@ void Session::processBuffer()
 {
     qsizetype offset = 0;
     while (!m_closing && !m_shuttingDown && !m_barrierPending) {
-        if (qsizetype(m_replies.size()) >= kMaxPendingReplies) {
+        // Once the peer is gone its replies are dropped, so there is no output to wait for.
+        if (!m_draining && qsizetype(m_replies.size()) >= kMaxPendingReplies) {
             m_readingPaused = true;
             break;
         }
         // A client that sends requests but does not read the replies would grow our output
         // without bound; stop reading it until it catches up (TCP pushes back on it).
-        if (unsentBytes() >= m_limits.outputHighWaterBytes) {
+        if (!m_draining && heldOutputBytes() >= m_limits.outputHighWaterBytes) {
             m_outputPaused = true;
             break;
         }
         const QByteArrayView rest = QByteArrayView(m_buffer).sliced(offset);
-        const protocol::Frame frame = protocol::takeLine(rest, m_limits.maxLineBytes);
-        if (frame.status == protocol::FrameStatus::Incomplete)
+        const protocol::Frame frame = protocol::takeLine(rest, m_limits.maxLineBytes, m_scanned);
+        if (frame.status == protocol::FrameStatus::Incomplete) {
+            m_scanned = frame.scanned;
             break;
+        }
         if (frame.status == protocol::FrameStatus::TooLong) {
             qCWarning(lcSession, "%s: request line over %lld bytes, closing",
                       qPrintable(m_identity.cn), qlonglong(m_limits.maxLineBytes));
             m_buffer.clear();
+            m_scanned = 0;
             closeWithError(reply::error(QByteArray("Line too long: the limit is ") +
                                         QByteArray::number(m_limits.maxLineBytes) +
                                         " bytes; closing the connection"));
             return;
         }
         offset += frame.consumed;
+        m_scanned = 0;
         if (frame.status == protocol::FrameStatus::InvalidUtf8) {
             const quint64 slot = reserveReply();
-            completeReply(slot, reply::error("Invalid UTF-8 in request line"));
+            m_dispatcher.refuseMalformed(*this, reply::error("Invalid UTF-8 in request line"),
+                                         Reply(this, slot));
             continue;
         }
         handleLine(frame.line);
@@ -139,8 +149,14 @@ void Session::handleLine(QByteArrayView line)
     ++m_counters.requestsIn;
     const protocol::ParseResult parsed = protocol::parseRequest(line);
     const quint64 slot = reserveReply();
+    if (m_draining && (parsed.request.command == protocol::Command::Consume ||
+                       parsed.request.command == protocol::Command::Fetch)) {
+        // Their only effect would be deliveries to a connection that is gone.
+        completeReply(slot, {});
+        return;
+    }
     if (parsed.status != protocol::ParseStatus::Ok) {
-        completeReply(slot, parsed.errorReply + '\n');
+        m_dispatcher.refuseMalformed(*this, parsed.errorReply + '\n', Reply(this, slot));
         return;
     }
     if (parsed.request.command == protocol::Command::Publish ||
@@ -155,21 +171,19 @@ void Session::handleLine(QByteArrayView line)
 
 quint64 Session::reserveReply()
 {
-    m_replies.push_back(PendingReply{});
-    return m_firstSlot + m_replies.size() - 1;
+    return m_replies.reserve();
 }
 
 void Session::completeReply(quint64 slot, const QByteArray &lines)
 {
-    if (slot < m_firstSlot || slot >= m_firstSlot + m_replies.size())
+    ReplyQueue::Entry *completed = m_replies.complete(slot, lines);
+    if (!completed)
         return;
-    PendingReply &pending = m_replies[slot - m_firstSlot];
-    pending.ready = true;
+    const ReplyQueue::Entry &pending = *completed;
     if (m_barrierPending && slot == m_barrierSlot) {
         m_barrierPending = false;
         resumeReading();
     }
-    pending.lines += lines;
     if (pending.publishStartNs >= 0) {
         // One "ACK <id>" line per stored message; errors name no ACK.
         if (lines.startsWith("ACK "))
@@ -184,7 +198,7 @@ void Session::completeReply(quint64 slot, const QByteArray &lines)
 void Session::pushDelivery(const QByteArray &lines)
 {
     ++m_counters.deliveriesOut;
-    m_replies.push_back(PendingReply{true, lines});
+    m_replies.pushReady(lines);
     flushReplies();
 }
 
@@ -192,15 +206,7 @@ void Session::flushReplies()
 {
     if (m_finished)
         return;
-    while (!m_replies.empty() && m_replies.front().ready) {
-        const QByteArray &lines = m_replies.front().lines;
-        if (!lines.isEmpty()) {
-            m_counters.bytesOut += quint64(lines.size());
-            m_socket->write(lines);
-        }
-        m_replies.pop_front();
-        ++m_firstSlot;
-    }
+    m_replies.takeReady([this](const QByteArray &lines) { writeNow(lines); });
     if (m_readingPaused && !m_shuttingDown &&
         qsizetype(m_replies.size()) < kMaxPendingReplies / 2) {
         m_readingPaused = false;
@@ -208,10 +214,10 @@ void Session::flushReplies()
     }
     if (m_shuttingDown && m_replies.empty())
         m_socket->disconnectFromHost();
-    if (!m_wasBackedUp && unsentBytes() >= m_limits.outputHighWaterBytes) {
+    if (!m_wasBackedUp && heldOutputBytes() >= m_limits.outputHighWaterBytes) {
         ++m_counters.slowEvents;
         qCDebug(lcSession, "%s: %lld bytes unsent, deliveries paused (slow consumer)",
-                qPrintable(m_identity.cn), qlonglong(unsentBytes()));
+                qPrintable(m_identity.cn), qlonglong(heldOutputBytes()));
     }
     if (!canTakeDeliveries())
         m_wasBackedUp = true;
@@ -225,10 +231,26 @@ void Session::resumeReading()
         [this] {
             if (m_closing || m_finished)
                 return;
+            if (m_draining)
+                return drainInput();
             processBuffer();
             onReadyRead();
         },
         Qt::QueuedConnection);
+}
+
+void Session::writeNow(const QByteArray &line)
+{
+    if (m_draining)
+        return; // nobody to read it
+    m_counters.bytesOut += quint64(line.size());
+    m_sinceServerTraffic.restart();
+    m_socket->write(line);
+}
+
+qint64 Session::heldOutputBytes() const
+{
+    return unsentBytes() + m_replies.heldBytes();
 }
 
 qint64 Session::unsentBytes() const
@@ -240,12 +262,15 @@ qint64 Session::unsentBytes() const
 
 bool Session::canTakeDeliveries() const
 {
-    return !m_closing && !m_shuttingDown && unsentBytes() < m_limits.outputHighWaterBytes;
+    // Deliveries queued behind a pending reply count too: a consumer that never reads, with a
+    // slow request in front of them, must not make us copy a whole queue into memory.
+    return !m_closing && !m_shuttingDown && !m_draining &&
+           heldOutputBytes() < m_limits.outputHighWaterBytes;
 }
 
 void Session::onBytesWritten()
 {
-    const bool drained = unsentBytes() < m_limits.outputHighWaterBytes / 2;
+    const bool drained = heldOutputBytes() < m_limits.outputHighWaterBytes / 2;
     if (m_outputPaused && drained && !m_closing && !m_finished) {
         m_outputPaused = false;
         resumeReading();
@@ -276,10 +301,14 @@ void Session::onLivenessTick()
             closeWithError(reply::error("Heartbeat timeout: closing the connection"));
             return;
         }
-        if (silentMs >= qint64(m_heartbeatSec) * 1000 &&
-            m_sincePing.elapsed() >= qint64(m_heartbeatSec) * 1000) {
+        // Also when we have sent nothing for that long (a busy client whose replies wait for a
+        // slow commit): the client's watchdog needs to hear from us. The ping goes out at once,
+        // ahead of replies still waiting; it is no reply, so their order is kept.
+        const qint64 intervalMs = qint64(m_heartbeatSec) * 1000;
+        if ((silentMs >= intervalMs || m_sinceServerTraffic.elapsed() >= intervalMs) &&
+            m_sincePing.elapsed() >= intervalMs) {
             m_sincePing.restart();
-            pushDelivery(reply::ping());
+            writeNow(reply::ping());
         }
         return;
     }
@@ -302,8 +331,7 @@ void Session::beginShutdown()
     m_readingPaused = true;
     // The notice goes out at once, ahead of replies still in flight, so clients can fail
     // over immediately; those replies follow as their commits finish.
-    m_counters.bytesOut += quint64(reply::shutdownNotice().size());
-    m_socket->write(reply::shutdownNotice());
+    writeNow(reply::shutdownNotice());
     flushReplies();
 }
 
@@ -320,10 +348,41 @@ void Session::closeWithError(const QByteArray &line)
 
 void Session::finish()
 {
+    if (m_finished || m_draining)
+        return;
+    m_livenessTimer.stop();
+    if (m_closing || m_shuttingDown)
+        return release(); // we stopped reading it on purpose
+    // Acks, nacks and publishes that arrived with the close take effect before the router
+    // gets this connection's unacked deliveries back: replies may be lost, effects may not.
+    m_draining = true;
+    const QByteArray rest = m_socket->readAll();
+    m_counters.bytesIn += quint64(rest.size());
+    m_buffer.append(rest);
+    if (!m_buffer.isEmpty() && !m_buffer.endsWith('\n'))
+        m_buffer.append('\n'); // the peer will not finish its last line now
+    QTimer::singleShot(kDrainGraceMs, this, [this] {
+        if (!m_finished) {
+            qCWarning(lcSession, "%s: input after the close still waiting after %d ms; dropped",
+                      qPrintable(m_identity.cn), kDrainGraceMs);
+            release();
+        }
+    });
+    drainInput();
+}
+
+void Session::drainInput()
+{
+    processBuffer();
+    if (!m_barrierPending && !m_finished)
+        release();
+}
+
+void Session::release()
+{
     if (m_finished)
         return;
     m_finished = true;
-    m_livenessTimer.stop();
     Q_EMIT closed(this);
     deleteLater();
 }

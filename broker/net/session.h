@@ -4,7 +4,6 @@
 // (a publish waits for its group commit). Also owns the connection's liveness rules:
 // opt-in heartbeat pings, the idle timeout, and the shutdown notice.
 
-#include <deque>
 #include <functional>
 
 #include <QByteArray>
@@ -15,6 +14,7 @@
 
 #include "core/endpoint.h"
 #include "net/clientidentity.h"
+#include "net/replyqueue.h"
 
 class QSslSocket;
 
@@ -105,34 +105,42 @@ private:
     void handleLine(QByteArrayView line);
     quint64 reserveReply();
     void flushReplies();
+    // Written at once, ahead of replies still waiting for their turn (between two lines: the
+    // socket only ever gets whole replies).
+    void writeNow(const QByteArray &line);
+    // Output this connection holds: queued behind a pending reply, or in the socket unsent.
+    qint64 heldOutputBytes() const;
     void resumeReading();
     void onBytesWritten();
     void onLivenessTick();
+    // The socket is gone. Input already received is still applied (see drainInput) before
+    // the connection's state is released.
     void finish();
+    // After the peer closed: runs the lines left in the buffer, the last one even without its
+    // "\n", still waiting behind an ordering barrier but no longer for output room; replies
+    // are dropped. Releases the session once nothing is left (or after a grace period).
+    void drainInput();
+    void release();
 
     QSslSocket *m_socket;
     ClientIdentity m_identity;
     SessionLimits m_limits;
     Dispatcher &m_dispatcher;
     QByteArray m_buffer;
+    qsizetype m_scanned = 0; // bytes at the front of m_buffer known to hold no "\n"
 
-    struct PendingReply
-    {
-        bool ready = false;
-        QByteArray lines;
-        qint64 publishStartNs = -1; // set for publish and publish_batch
-    };
-    std::deque<PendingReply> m_replies; // front has slot id m_firstSlot
-    quint64 m_firstSlot = 0;
+    ReplyQueue m_replies;
 
     QTimer m_livenessTimer;
     QElapsedTimer m_sinceClientTraffic;
+    QElapsedTimer m_sinceServerTraffic;
     QElapsedTimer m_sincePing;
     int m_heartbeatSec = 0;
     bool m_readingPaused = false;
     bool m_shuttingDown = false;
     bool m_closing = false;
     bool m_finished = false;
+    bool m_draining = false; // the peer has closed; applying what it sent before (drainInput)
     bool m_wasBackedUp = false;
     bool m_outputPaused = false; // not reading requests until the client reads our replies
     // A topology command (declare, bind, key registration) is in flight: later requests of this

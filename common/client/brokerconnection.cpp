@@ -123,9 +123,11 @@ void BrokerConnection::onReadyRead()
     qsizetype offset = 0;
     while (m_state != State::Closed) {
         const protocol::Frame frame =
-            protocol::takeLine(QByteArrayView(m_buffer).sliced(offset), MaxReplyLine);
-        if (frame.status == protocol::FrameStatus::Incomplete)
+            protocol::takeLine(QByteArrayView(m_buffer).sliced(offset), MaxReplyLine, m_scanned);
+        if (frame.status == protocol::FrameStatus::Incomplete) {
+            m_scanned = frame.scanned; // a long delivery is searched for "\n" only once
             break;
+        }
         if (frame.status == protocol::FrameStatus::TooLong) {
             finish(QStringLiteral("the broker sent a line longer than %1 bytes").arg(MaxReplyLine),
                    false);
@@ -133,6 +135,7 @@ void BrokerConnection::onReadyRead()
         }
         const QByteArray line = frame.line.toByteArray();
         offset += frame.consumed;
+        m_scanned = 0;
         if (frame.status == protocol::FrameStatus::Ok)
             handleLine(line);
     }
@@ -205,6 +208,7 @@ void BrokerConnection::finish(const QString &why, bool refused)
     m_socket.disconnect(this);
     m_socket.abort();
     m_buffer.clear();
+    m_scanned = 0;
     // Whoever waits for a reply learns that none will come, in request order.
     QQueue<ReplyHandler> pending;
     pending.swap(m_pending);

@@ -74,6 +74,7 @@ private:
     QSslSocket m_socket;
     State m_state = State::Idle;
     QByteArray m_buffer;
+    qsizetype m_scanned = 0; // bytes at the front of m_buffer known to hold no "\n"
     QQueue<ReplyHandler> m_pending;
     QElapsedTimer m_sinceHeard;
     QTimer m_watchdog;

@@ -5,7 +5,7 @@
 
 namespace cmq::protocol {
 
-Frame takeLine(QByteArrayView buffer, qsizetype maxLineLength)
+Frame takeLine(QByteArrayView buffer, qsizetype maxLineLength, qsizetype alreadyScanned)
 {
     const qsizetype limit = std::max<qsizetype>(maxLineLength, 0);
     // A line of exactly `limit` bytes may still be followed by "\r\n", so the terminator can sit
@@ -15,11 +15,15 @@ Frame takeLine(QByteArrayView buffer, qsizetype maxLineLength)
     const qsizetype window = pastLimit ? limit + 2 : buffer.size();
 
     const auto *begin = buffer.data();
+    const qsizetype from = std::clamp<qsizetype>(alreadyScanned, 0, window);
     const auto *newline =
-        window > 0 ? static_cast<const char *>(std::memchr(begin, '\n', window)) : nullptr;
+        window > from
+            ? static_cast<const char *>(std::memchr(begin + from, '\n', size_t(window - from)))
+            : nullptr;
     Frame frame;
     if (!newline) {
         frame.status = pastLimit ? FrameStatus::TooLong : FrameStatus::Incomplete;
+        frame.scanned = pastLimit ? 0 : window;
         return frame;
     }
 

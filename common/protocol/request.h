@@ -52,7 +52,8 @@ struct ParseResult
 };
 
 // Parses one line as delivered by takeLine (already without its terminator, valid UTF-8).
-// Leading and trailing ASCII whitespace is ignored, as the original broker trims requests.
+// Leading and trailing ASCII whitespace is ignored, as the original broker trims requests; a
+// carriage return anywhere in the line is refused (InvalidArgument).
 ParseResult parseRequest(QByteArrayView line);
 
 // The wire name of a command ("declare_queue"), for logs and metrics.

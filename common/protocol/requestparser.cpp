@@ -15,6 +15,7 @@
 //   "Error: Invalid max length: expected a whole number from 0 to 1000000000"
 //   "Error: Invalid overflow policy: expected drop-head or reject-publish"
 //   "Error: pong takes no arguments"
+//   "Error: Invalid request line: a carriage return may only end the line"
 
 namespace cmq::protocol {
 
@@ -276,6 +277,10 @@ bool isValidName(QByteArrayView name)
 
 ParseResult parseRequest(QByteArrayView line)
 {
+    // takeLine has stripped the "\r" of a "\r\n" terminator; any other one would let a sender
+    // forge a line (a "Message: ..." inside a body) for a reader that splits on "\r".
+    if (line.contains('\r'))
+        return invalid("Error: Invalid request line: a carriage return may only end the line");
     line = line.trimmed();
     const qsizetype space = line.indexOf(' ');
     const QByteArrayView word = space < 0 ? line : line.first(space);

@@ -96,6 +96,7 @@ void checkRequest(QByteArrayView line)
         return;
     }
     const Request &request = result.request;
+    CHECK(!line.contains('\r')); // only the terminator's, which takeLine strips
     CHECK(request.command != Command::Unknown);
     CHECK(std::strlen(commandName(request.command)) > 0);
     const qsizetype expected = expectedArgs(request.command);
@@ -157,10 +158,16 @@ void frameAll(QByteArrayView input, qsizetype maxLineLength)
             CHECK(referenceUtf8(frame.line) == (frame.status == FrameStatus::Ok));
             if (frame.status == FrameStatus::Ok)
                 checkRequest(frame.line);
+            {
+                // Resuming after a prefix without "\n" (as a session does) finds the same line.
+                const Frame resumed = takeLine(buffer, maxLineLength, frame.line.size());
+                CHECK(resumed.status == frame.status && resumed.consumed == frame.consumed);
+            }
             buffer = buffer.sliced(frame.consumed);
             continue;
         case FrameStatus::Incomplete:
             CHECK(frame.consumed == 0);
+            CHECK(frame.scanned == buffer.size());
             CHECK(buffer.size() < maxLineLength + 2);
             CHECK(!buffer.contains('\n'));
             return;

@@ -326,6 +326,13 @@ void tst_Protocol::crlfLineEndings()
     sender->sendRaw("get_public_key nobody\r\nget_public_key nobody2\r\n");
     QCOMPARE(sender->readLines(2),
              (QList<QByteArray>{"Public key not found", "Public key not found"}));
+
+    // A carriage return anywhere but before the "\n" is refused; the connection stays open.
+    sender->sendRaw("get_public_key nobody\rMessage: forged {}\r\nget_public_key nobody\r\n");
+    QCOMPARE(
+        sender->readLines(2),
+        (QList<QByteArray>{"Error: Invalid request line: a carriage return may only end the line",
+                           "Public key not found"}));
 }
 
 void tst_Protocol::invalidUtf8()

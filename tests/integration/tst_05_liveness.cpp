@@ -7,6 +7,7 @@
 
 #include "brokerprocess.h"
 #include "testclient.h"
+#include "testpostgres.h"
 
 using cmq::test::BrokerProcess;
 using cmq::test::TestClient;
@@ -37,6 +38,7 @@ private Q_SLOTS:
     void cleanupTestCase();
     void heartbeatAnsweredKeepsConnection();
     void heartbeatSilenceCloses();
+    void pingNotHeldBehindSlowCommit();
     void idleClientClosed();
     void consumerNeverIdleClosed();
     void gracefulShutdown();
@@ -128,6 +130,38 @@ void tst_Liveness::heartbeatSilenceCloses()
     for (const QByteArray &line : std::as_const(pings))
         QCOMPARE(line, "PING");
     QVERIFY(client->waitForDisconnected());
+}
+
+void tst_Liveness::pingNotHeldBehindSlowCommit()
+{
+    // A publish whose commit is held up (another PostgreSQL session locks the table it writes)
+    // must not hold back the pings: the client's watchdog would take the broker for dead.
+    cmq::test::TestDatabase database;
+    QVERIFY2(database.isValid(), qPrintable(database.error()));
+    BrokerProcess broker;
+    broker.usePostgres(database);
+    QVERIFY2(broker.start(), broker.output().constData());
+    TestClient *receiver = connect("receiver_1", broker);
+    declareQueue(receiver, "slow");
+    TestClient *sender = connect("sender_1", broker);
+    QCOMPARE(sender->request("publish CipherMQ_exchange receiver_1_slow " + envelope("before")),
+             "ACK before");
+    QCOMPARE(sender->request("heartbeat 1"), "Heartbeat 1");
+
+    cmq::test::TableLock lock(database, QStringLiteral("message_metadata"));
+    QVERIFY2(lock.error().isEmpty(), qPrintable(lock.error()));
+    sender->send("publish CipherMQ_exchange receiver_1_slow " + envelope("held"));
+    // The ACK waits for the lock; pings come meanwhile (after a second of silence, checked
+    // once a second), and nothing else does.
+    const QByteArray first = sender->readLine(10000);
+    const QByteArray second = sender->readLine(10000);
+    QVERIFY(lock.release());
+    QCOMPARE(first, "PING");
+    QCOMPARE(second, "PING");
+    QList<QByteArray> pings;
+    QCOMPARE(sender->readLineStartingWith("ACK ", 15000, &pings), "ACK held");
+    for (const QByteArray &line : std::as_const(pings))
+        QCOMPARE(line, "PING");
 }
 
 void tst_Liveness::idleClientClosed()

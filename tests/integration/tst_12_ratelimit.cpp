@@ -3,6 +3,8 @@
 // refused line by line; the request-rate bucket; per-CN and per-IP connection caps refused
 // with one line; failed handshakes never touch the counts; reload turns the limits off.
 
+#include <functional>
+
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -25,6 +27,24 @@ QByteArray envelope(const QByteArray &id)
            R"(","receiver_client_id":"receiver_1","enc_session_key":"ZW5j","nonce":"bm9uY2U=","ciphertext":"Y2lwaGVy"})";
 }
 
+// Reads `count` replies: how many were the expected answer to request i, and how many were
+// refused by the request rate. Any other line fails the test (the counts do not add up).
+std::pair<int, int> answeredAndRefused(TestClient &client, int count,
+                                       const std::function<QByteArray(int)> &expected)
+{
+    int answered = 0, refused = 0;
+    for (int i = 0; i < count; ++i) {
+        const QByteArray line = client.readLine();
+        if (line == expected(i))
+            ++answered;
+        else if (line.startsWith("Error: rate limit exceeded: request rate of "))
+            ++refused;
+        else
+            qWarning("unexpected reply to request %d: %s", i, line.constData());
+    }
+    return {answered, refused};
+}
+
 } // namespace
 
 class tst_RateLimit : public QObject
@@ -37,6 +57,7 @@ private Q_SLOTS:
     void publishOverRateIsRefusedAndNotStored();
     void batchOverRateIsRefusedPerMessage();
     void requestRate();
+    void malformedLinesCountAgainstRequestRate();
     void perCnConnectionCap();
     void failedHandshakesAreNotCounted();
     void perIpConnectionCap();
@@ -206,20 +227,34 @@ void tst_RateLimit::requestRate()
     for (int i = 0; i < 400; ++i)
         burst += "get_public_key nobody\n";
     client->sendRaw(burst);
-    int answered = 0, refused = 0;
-    for (int i = 0; i < 400; ++i) {
-        const QByteArray line = client->readLine();
-        if (line == "Public key not found")
-            ++answered;
-        else if (line.startsWith("Error: rate limit exceeded: request rate of "))
-            ++refused;
-        else
-            QFAIL(line.constData());
-    }
-    QVERIFY2(answered >= 300 && answered < 400, qPrintable(QString::number(answered)));
+    const auto [answered, refused] =
+        answeredAndRefused(*client, 400, [](int) { return QByteArray("Public key not found"); });
     QCOMPARE(answered + refused, 400);
+    QVERIFY2(answered >= 300 && answered < 400, qPrintable(QString::number(answered)));
     QCOMPARE(bucket("cn", "svc-a").value("global").toObject().value("rejected").toInt(), refused);
     QCOMPARE(bucket("ip", "127.0.0.1").value("global").toObject().value("rejected").toInt(), 0);
+}
+
+void tst_RateLimit::malformedLinesCountAgainstRequestRate()
+{
+    // 400 pipelined lines the broker cannot execute, against a request burst of 300: each costs
+    // a request like any other, so junk cannot be sent faster than the client's rate.
+    const QList<QByteArray> junk = {"no_such_command x", "declare_queue", "ack \xff",
+                                    "bind q\re k"};
+    const QList<QByteArray> replies = {
+        "Unknown command", "Missing queue name", "Error: Invalid UTF-8 in request line",
+        "Error: Invalid request line: a carriage return may only end the line"};
+    TestClient *client = connect("publisher-svc-1");
+    QByteArray burst;
+    for (int i = 0; i < 400; ++i)
+        burst += junk[i % junk.size()] + '\n';
+    client->sendRaw(burst);
+    const auto [answered, refused] =
+        answeredAndRefused(*client, 400, [&](int i) { return replies[i % replies.size()]; });
+    QCOMPARE(answered + refused, 400);
+    QVERIFY2(answered >= 300 && answered < 400, qPrintable(QString::number(answered)));
+    QCOMPARE(bucket("cn", "publisher-svc-1").value("global").toObject().value("rejected").toInt(),
+             refused);
 }
 
 void tst_RateLimit::perCnConnectionCap()

@@ -14,6 +14,7 @@
 #include "brokerprocess.h"
 #include "testclient.h"
 #include "testenv.h"
+#include "testpostgres.h"
 
 using cmq::test::BrokerProcess;
 using cmq::test::freePort;
@@ -59,6 +60,7 @@ private Q_SLOTS:
     void handshakeCap();
     void connectionCap();
     void consumerThatStopsReading();
+    void deliveriesBehindAPendingReplyAreBounded();
     void malformedFlood();
 };
 
@@ -235,6 +237,89 @@ void tst_Overload::consumerThatStopsReading()
     QList<QByteArray> skipped;
     const QByteArray delivery = receiver.readLineStartingWith("Message: slow-", 15000, &skipped);
     QVERIFY(!delivery.isEmpty());
+}
+
+void tst_Overload::deliveriesBehindAPendingReplyAreBounded()
+{
+    // A consumer that sends `consume` and then a request whose reply is slow (a declare held
+    // up by a lock another PostgreSQL session holds), and never reads: the deliveries queued
+    // behind that reply count toward its output limit, so the broker does not copy the queue
+    // (1,000 messages of 900 KB) into memory for it.
+    cmq::test::TestDatabase database;
+    QVERIFY2(database.isValid(), qPrintable(database.error()));
+    BrokerProcess broker;
+    broker.usePostgres(database);
+    const quint16 adminPort = freePort();
+    broker.set("admin.enabled", "true");
+    broker.set("admin.address", QStringLiteral("\"127.0.0.1:%1\"").arg(adminPort));
+    broker.set("performance.max_queue_size", "2000");
+    constexpr qint64 kOutputLimit = 4 << 20;
+    broker.set("server.output_buffer_bytes", QString::number(kOutputLimit));
+    QVERIFY2(broker.start(), broker.output().constData());
+    TestClient receiver("receiver_1");
+    QVERIFY(receiver.connectTo(broker.port()));
+    QCOMPARE(receiver.request("declare_exchange CipherMQ_exchange"), "Exchange declared");
+    QCOMPARE(receiver.request("declare_queue receiver_1_big"), "Queue declared");
+    QCOMPARE(receiver.request("bind receiver_1_big CipherMQ_exchange receiver_1_big"),
+             "Queue bound");
+
+    constexpr int kMessages = 1000;
+    constexpr int kWindow = 8;
+    TestClient sender("sender_1");
+    QVERIFY(sender.connectTo(broker.port()));
+    int acked = 0;
+    for (int sent = 0; sent < kMessages || acked < kMessages;) {
+        while (sent < kMessages && sent - acked < kWindow) {
+            const QByteArray id = "big-" + QByteArray::number(sent++);
+            sender.send("publish CipherMQ_exchange receiver_1_big " + envelope(id, 675 * 1024));
+        }
+        const QByteArray line = sender.readLine(60000);
+        QVERIFY2(line.startsWith("ACK big-"), line.constData());
+        ++acked;
+    }
+    const qint64 before = residentKb(broker.pid());
+
+    cmq::test::TableLock lock(database, QStringLiteral("queues"));
+    QVERIFY2(lock.error().isEmpty(), qPrintable(lock.error()));
+    TestClient consumer("receiver_1");
+    QVERIFY(consumer.connectTo(broker.port()));
+    consumer.socket().setReadBufferSize(64 * 1024);
+    consumer.sendRaw("qos 0\nconsume receiver_1_big\ndeclare_queue receiver_1_held\n");
+
+    TestClient operatorClient("ops-admin");
+    QVERIFY(operatorClient.connectTo(adminPort));
+    const auto messagesOut = [&] {
+        const QJsonArray connections =
+            QJsonDocument::fromJson(operatorClient.request("connections")).array();
+        for (const QJsonValue &v : connections) {
+            if (v.toObject()
+                    .value("consumers")
+                    .toArray()
+                    .contains(QStringLiteral("receiver_1_big")))
+                return v.toObject().value("messages_out").toInt();
+        }
+        return -1;
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(messagesOut() > 0, 15000);
+    // Watched over three seconds: the bound must hold throughout, not only at one moment.
+    qint64 peak = 0;
+    QElapsedTimer watched;
+    watched.start();
+    while (watched.elapsed() < 3000) {
+        peak = qMax(peak, residentKb(broker.pid()));
+        QTest::qWait(100);
+    }
+    const int delivered = messagesOut();
+    QVERIFY(lock.release());
+    const qint64 growthMb = (peak - before) / 1024;
+    qInfo("broker VmRSS %lld kB with the queue stored -> peak %lld kB (+%lld MiB) with the "
+          "consumer; %d of %d messages pushed to it; output limit %lld MiB",
+          before, peak, growthMb, delivered, kMessages, kOutputLimit >> 20);
+    // The limit's worth, plus the few the kernel's socket buffers took before the declare.
+    QVERIFY2(delivered < 16, qPrintable(QString::number(delivered)));
+    QVERIFY2(growthMb < 4 * (kOutputLimit >> 20) + 32,
+             qPrintable(QStringLiteral("grew %1 MiB").arg(growthMb)));
+    QVERIFY(served(broker.port()));
 }
 
 void tst_Overload::malformedFlood()

@@ -5,6 +5,7 @@
 #include <QTextStream>
 
 #include "testenv.h"
+#include "testpostgres.h"
 
 namespace cmq::test {
 
@@ -85,6 +86,12 @@ void BrokerProcess::usePostgres(const QString &host, quint16 port, const QString
     set("database.user", quoted(user));
     set("database.password", quoted(""));
     set("database.dbname", quoted(databaseName));
+}
+
+void BrokerProcess::usePostgres(const TestDatabase &database)
+{
+    usePostgres(database.server().host, database.server().port, database.server().user,
+                database.name());
 }
 
 QString BrokerProcess::configText() const

@@ -10,6 +10,8 @@
 
 namespace cmq::test {
 
+class TestDatabase;
+
 class BrokerProcess
 {
 public:
@@ -24,6 +26,7 @@ public:
     // Use a database on a given server (e.g. a test's private one).
     void usePostgres(const QString &host, quint16 port, const QString &user,
                      const QString &databaseName);
+    void usePostgres(const TestDatabase &database);
 
     QString configText() const;
     QString writeConfig() const; // returns its path

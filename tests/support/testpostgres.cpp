@@ -1,6 +1,7 @@
 #include "testpostgres.h"
 
 #include <atomic>
+#include <utility>
 
 #include <QCoreApplication>
 #include <QDir>
@@ -114,6 +115,13 @@ TestDatabase::TestDatabase(const PostgresServer &server)
     m_error = adminExec(m_server, QStringLiteral("CREATE DATABASE %1").arg(m_name));
 }
 
+TestDatabase::TestDatabase() : m_name(uniqueName(QStringLiteral("cmq_test")))
+{
+    m_server = fixturePostgres(&m_error);
+    if (m_server.isValid())
+        m_error = adminExec(m_server, QStringLiteral("CREATE DATABASE %1").arg(m_name));
+}
+
 TestDatabase::~TestDatabase()
 {
     if (!m_connectionName.isEmpty()) {
@@ -177,6 +185,32 @@ QString PrivatePostgres::startServer()
 QString PrivatePostgres::restartServer()
 {
     return runPostgresScript(QStringLiteral("restart"), m_dir.path());
+}
+
+TableLock::TableLock(TestDatabase &database, const QString &table)
+    : m_connection(database.connection())
+{
+    if (!m_connection.transaction()) {
+        m_error = m_connection.lastError().text();
+        return;
+    }
+    QSqlQuery query(m_connection);
+    if (!query.exec(QStringLiteral("LOCK TABLE %1 IN EXCLUSIVE MODE").arg(table))) {
+        m_error = query.lastError().text();
+        m_connection.rollback();
+        return;
+    }
+    m_held = true;
+}
+
+TableLock::~TableLock()
+{
+    release();
+}
+
+bool TableLock::release()
+{
+    return !std::exchange(m_held, false) || m_connection.commit();
 }
 
 } // namespace cmq::test

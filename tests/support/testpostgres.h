@@ -33,6 +33,7 @@ class TestDatabase
 {
 public:
     explicit TestDatabase(const PostgresServer &server);
+    TestDatabase(); // on the fixture server (invalid, with error(), when it is missing)
     ~TestDatabase();
     TestDatabase(const TestDatabase &) = delete;
     TestDatabase &operator=(const TestDatabase &) = delete;
@@ -50,6 +51,26 @@ private:
     QString m_name;
     QString m_error;
     QString m_connectionName;
+};
+
+// Holds up the broker's writes to one table: a transaction of the test's own connection holding
+// `LOCK TABLE <table> IN EXCLUSIVE MODE` (reads go on, writes wait) until release() or
+// destruction. error() is empty while the lock is held.
+class TableLock
+{
+public:
+    TableLock(TestDatabase &database, const QString &table);
+    ~TableLock();
+    TableLock(const TableLock &) = delete;
+    TableLock &operator=(const TableLock &) = delete;
+
+    QString error() const { return m_error; }
+    bool release(); // commits: the waiting writes go ahead
+
+private:
+    QSqlDatabase m_connection;
+    bool m_held = false;
+    QString m_error;
 };
 
 // A server of the test's own, for outage tests that must not disturb the shared fixture.

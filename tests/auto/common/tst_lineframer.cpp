@@ -32,6 +32,8 @@ private Q_SLOTS:
     void takeLine();
     void pipelined();
     void bytewiseDelivery();
+    void resumedScan_data();
+    void resumedScan();
     void isValidUtf8_data();
     void isValidUtf8();
     void longValidLine();
@@ -144,18 +146,74 @@ void tst_LineFramer::bytewiseDelivery()
     // reports TooLong while it stays within the limit.
     const QByteArray request("publish ex rk {\"message_id\": \"m\"}\r\n");
     QByteArray buffer;
+    qsizetype scanned = 0;
     for (qsizetype i = 0; i < request.size(); ++i) {
         buffer.append(request[i]);
-        const Frame frame = cmq::protocol::takeLine(buffer, request.size() - 2);
+        const Frame frame = cmq::protocol::takeLine(buffer, request.size() - 2, scanned);
         if (i + 1 < request.size()) {
             QCOMPARE(frame.status, FrameStatus::Incomplete);
             QCOMPARE(frame.consumed, qsizetype(0));
+            // Everything seen so far is known to hold no "\n": the next call searches only
+            // the byte that arrives next.
+            QCOMPARE(frame.scanned, buffer.size());
+            scanned = frame.scanned;
         } else {
             QCOMPARE(frame.status, FrameStatus::Ok);
             QCOMPARE(frame.line.toByteArray(), request.chopped(2));
             QCOMPARE(frame.consumed, request.size());
         }
     }
+}
+
+void tst_LineFramer::resumedScan_data()
+{
+    QTest::addColumn<QByteArray>("buffer");
+    QTest::addColumn<int>("alreadyScanned");
+    QTest::addColumn<FrameStatus>("status");
+    QTest::addColumn<QByteArray>("line");
+    QTest::addColumn<int>("consumed");
+    QTest::addColumn<int>("scanned");
+
+    const auto ok = FrameStatus::Ok;
+    const auto incomplete = FrameStatus::Incomplete;
+    const auto tooLong = FrameStatus::TooLong;
+
+    // A session passes back what the previous Incomplete frame scanned; bytes before that are
+    // not searched again (a "\n" planted there is not seen, which shows they are skipped).
+    QTest::newRow("scanned prefix is not searched again")
+        << QByteArray("ab\ncd") << 3 << incomplete << QByteArray() << 0 << 5;
+    QTest::newRow("newline after the scanned part")
+        << QByteArray("abcd\nrest") << 4 << ok << QByteArray("abcd") << 5 << 0;
+    QTest::newRow("crlf split by the scanned part")
+        << QByteArray("abcd\r\n") << 5 << ok << QByteArray("abcd") << 6 << 0;
+    QTest::newRow("nothing new") << QByteArray("abcd") << 4 << incomplete << QByteArray() << 0 << 4;
+    QTest::newRow("scanned beyond the buffer is clamped")
+        << QByteArray("abcd") << 99 << incomplete << QByteArray() << 0 << 4;
+    QTest::newRow("negative scanned is zero")
+        << QByteArray("ab\n") << -5 << ok << QByteArray("ab") << 3 << 0;
+    QTest::newRow("still too long")
+        << QByteArray(12, 'x') << 9 << tooLong << QByteArray() << 0 << 0;
+    QTest::newRow("exactly max after a resumed scan")
+        << QByteArray("12345678\r\n") << 8 << ok << QByteArray("12345678") << 10 << 0;
+    QTest::newRow("fresh line reports its scan")
+        << QByteArray("1234567") << 0 << incomplete << QByteArray() << 0 << 7;
+}
+
+void tst_LineFramer::resumedScan()
+{
+    QFETCH(QByteArray, buffer);
+    QFETCH(int, alreadyScanned);
+    QFETCH(FrameStatus, status);
+    QFETCH(QByteArray, line);
+    QFETCH(int, consumed);
+    QFETCH(int, scanned);
+
+    const Frame frame = cmq::protocol::takeLine(buffer, 8, alreadyScanned);
+    QCOMPARE(frame.status, status);
+    QCOMPARE(frame.consumed, qsizetype(consumed));
+    QCOMPARE(frame.scanned, qsizetype(scanned));
+    if (status == FrameStatus::Ok)
+        QCOMPARE(frame.line.toByteArray(), line);
 }
 
 void tst_LineFramer::isValidUtf8_data()
