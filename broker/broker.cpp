@@ -229,10 +229,8 @@ void Broker::admit(QSslSocket *socket)
     };
     if (m_shuttingDown)
         return refuse("shutting_down", "Server shutting down");
-    if (cn.isEmpty())
-        return refuse("no_common_name", "Unauthorized: the client certificate has no Common Name");
-    if (tls::isRevoked(certificate, m_revokedSerials))
-        return refuse("revoked", "Unauthorized: the client certificate has been revoked");
+    if (const auto refused = tls::identityRefusal(certificate, m_revokedSerials))
+        return refuse(qPrintable(refused->reason), refused->text.toUtf8());
     const Roles roles = m_acl.rolesFor(cn);
     if (!roles)
         return refuse("unknown_role", "Unauthorized: certificate CN '" + cn.toUtf8() + "' has no role");

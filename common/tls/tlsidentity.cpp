@@ -282,7 +282,12 @@ Result<QSslConfiguration> clientConfiguration(const TlsFiles &files)
 QString commonName(const QSslCertificate &certificate)
 {
     const QStringList names = certificate.subjectInfo(QSslCertificate::CommonName);
-    return names.isEmpty() ? QString() : names.constFirst();
+    return names.size() == 1 ? names.constFirst() : QString();
+}
+
+bool hasSeveralCommonNames(const QSslCertificate &certificate)
+{
+    return certificate.subjectInfo(QSslCertificate::CommonName).size() > 1;
 }
 
 Result<QList<QByteArray>> loadRevokedSerials(const QString &crlPath,
@@ -340,6 +345,24 @@ Result<QList<QByteArray>> loadRevokedSerials(const QString &crlPath,
 bool isRevoked(const QSslCertificate &certificate, const QList<QByteArray> &revokedSerials)
 {
     return !certificate.isNull() && revokedSerials.contains(certificate.serialNumber());
+}
+
+std::optional<IdentityRefusal> identityRefusal(const QSslCertificate &certificate,
+                                               const QList<QByteArray> &revokedSerials)
+{
+    if (hasSeveralCommonNames(certificate))
+        return IdentityRefusal{
+            QStringLiteral("several_common_names"),
+            QStringLiteral("Unauthorized: the client certificate has more than one Common Name")};
+    if (commonName(certificate).isEmpty())
+        return IdentityRefusal{QStringLiteral("no_common_name"),
+                               QStringLiteral("Unauthorized: the client certificate has no "
+                                              "Common Name")};
+    if (isRevoked(certificate, revokedSerials))
+        return IdentityRefusal{QStringLiteral("revoked"),
+                               QStringLiteral("Unauthorized: the client certificate has been "
+                                              "revoked")};
+    return std::nullopt;
 }
 
 } // namespace cmq::tls

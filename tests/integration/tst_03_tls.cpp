@@ -104,6 +104,11 @@ void tst_Tls::refusedByIdentity_data()
     QTest::newRow("no Common Name")
         << QStringLiteral("nocn")
         << QByteArray("Error: Unauthorized: the client certificate has no Common Name");
+    // receiver_1 and receiver_2 are both receivers: neither CN may be picked.
+    QTest::newRow("two Common Names")
+        << QStringLiteral("twocn")
+        << QByteArray("Error: Unauthorized: the client certificate has more than one Common "
+                      "Name");
     QTest::newRow("unknown CN") << QStringLiteral("stranger")
                                 << QByteArray("Error: Unauthorized: certificate CN 'stranger' "
                                               "has no role");
