@@ -131,7 +131,8 @@ int AdminServer::recheckSessions()
 {
     int closed = 0;
     for (AdminSession *session : std::as_const(m_sessions)) {
-        if (authorize(session->identity().cn))
+        if (authorize(session->identity().cn) &&
+            !tls::isRevoked(session->identity().certificate, m_context.revokedSerials))
             continue;
         ++closed;
         // Queued: the reload's requester gets its reply before a notice closes it.

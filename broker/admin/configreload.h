@@ -1,7 +1,7 @@
 #pragma once
 // What a configuration reload (`reload`, SIGHUP) may change at run time and what it may not:
-// [acl], admin.allowed_cns and [rate_limit] are applied; every other difference is reported as
-// needing a restart.
+// [acl], admin.allowed_cns, [rate_limit] and [tls] are applied (the caller loads the TLS files);
+// every other difference is reported as needing a restart.
 
 #include <QJsonObject>
 #include <QStringList>

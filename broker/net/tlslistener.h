@@ -3,6 +3,7 @@
 // handshake, a cap on connections still in handshake (slowloris) overall and per source IP,
 // and a reason for every failed handshake (for logs and metrics). Used by the data and the
 // admin listener. Qt's QSslServer has the timeout, but no caps and no failure reasons.
+// Accepted sockets get TCP keepalive (60 s idle, 10 s interval, 6 probes).
 
 #include <QHash>
 #include <QHostAddress>
@@ -31,6 +32,7 @@ public:
     explicit TlsListener(QObject *parent = nullptr);
     ~TlsListener() override;
 
+    // Used by handshakes that start from now on (a reload may replace it at any time).
     void setSslConfiguration(const QSslConfiguration &configuration);
     void setLimits(const Limits &limits) { m_limits = limits; }
     int handshakesInProgress() const { return m_inHandshake; }

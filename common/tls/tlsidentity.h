@@ -31,7 +31,8 @@ struct TlsFiles
 Result<QSslKey> loadPrivateKey(const QString &path);
 Result<QList<QSslCertificate>> loadCertificates(const QString &path);
 
-// TLS 1.2 or newer, our certificate and key, the CA as the only trust anchor.
+// TLS 1.2 or newer (1.2 with ECDHE + AES-GCM/ChaCha20-Poly1305 suites only), our certificate
+// and key, the CA as the only trust anchor.
 // Server: the peer must present a certificate that verifies (QSslSocket::VerifyPeer).
 // Client: the server's certificate is verified against the CA as well.
 // Fails when a file is missing, unreadable, not PEM, or the key does not match the certificate.
