@@ -40,8 +40,8 @@ Result<QSslConfiguration> serverConfiguration(const TlsFiles &files);
 Result<QSslConfiguration> clientConfiguration(const TlsFiles &files);
 
 // The subject's Common Name (OID 2.5.4.3); empty when the certificate has none, or more than
-// one: tools disagree on which of several CNs counts (Qt lists the last first, OpenSSL's
-// lookups find the first), so such a subject names no one.
+// one: tools disagree on which of several CNs counts (some take the first, some the last), so
+// such a subject names no one.
 QString commonName(const QSslCertificate &certificate);
 // Whether the subject holds more than one CN (commonName() is empty then), for the refusal text.
 bool hasSeveralCommonNames(const QSslCertificate &certificate);
