@@ -241,10 +241,15 @@ Result<QJsonObject> Broker::reload()
     }
     if (m_admin)
         closed += m_admin->recheckSessions();
-    qCInfo(lcBroker, "configuration reloaded from %s: %d connections closed, %d updated%s%s",
+    const QSslCertificate serverCertificate = tls->configuration.localCertificate();
+    qCInfo(lcBroker,
+           "configuration reloaded from %s: %d connections closed, %d updated; server "
+           "certificate serial %s, %lld revoked serials%s%s",
            qPrintable(m_config.sourcePath), closed, updated,
+           serverCertificate.serialNumber().constData(), qlonglong(m_revokedSerials.size()),
            restart.isEmpty() ? "" : "; needs a restart: ", qPrintable(restart.join(u',')));
-    return reloadSummary(m_config, closed, updated, restart);
+    return reloadSummary(m_config, closed, updated, restart, serverCertificate,
+                         m_revokedSerials.size());
 }
 
 quint16 Broker::serverPort() const

@@ -64,7 +64,8 @@ void applyReloadable(Config &running, const Config &next)
 }
 
 QJsonObject reloadSummary(const Config &c, int connectionsClosed, int connectionsUpdated,
-                          const QStringList &restart)
+                          const QStringList &restart, const QSslCertificate &serverCertificate,
+                          qsizetype revokedSerials)
 {
     const Config::RateLimit &r = c.rateLimit;
     return QJsonObject{
@@ -88,6 +89,12 @@ QJsonObject reloadSummary(const Config &c, int connectionsClosed, int connection
                      {QStringLiteral("ip_publish_burst"), r.ipPublishBurst},
                      {QStringLiteral("max_connections_per_ip"), r.maxConnectionsPerIp},
                      {QStringLiteral("max_connections_per_cn"), r.maxConnectionsPerCn}}},
+        {QStringLiteral("tls"),
+         QJsonObject{{QStringLiteral("certificate_serial"),
+                      QString::fromLatin1(serverCertificate.serialNumber())},
+                     {QStringLiteral("certificate_not_after"),
+                      serverCertificate.expiryDate().toUTC().toString(Qt::ISODate)},
+                     {QStringLiteral("revoked_serials"), qint64(revokedSerials)}}},
         {QStringLiteral("connections_closed"), connectionsClosed},
         {QStringLiteral("connections_updated"), connectionsUpdated},
         {QStringLiteral("restart_required"), QJsonArray::fromStringList(restart)},

@@ -338,6 +338,10 @@ void tst_Tls::reloadRotatesServerCertificate()
     place(files, "server-ec.crt", "broker.crt");
     place(files, "server-ec.key", "broker.key");
     QVERIFY2(reloadBySighup(broker, "configuration reloaded"), broker.output().constData());
+    // The log names the certificate now in force.
+    QVERIFY2(
+        broker.output().contains("server certificate serial " + after.constFirst().serialNumber()),
+        broker.output().constData());
 
     TestClient fresh("sender_1");
     QVERIFY2(fresh.connectTo(broker.port()), qPrintable(fresh.errorString()));
