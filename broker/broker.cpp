@@ -26,6 +26,36 @@ namespace cmq {
 // How long a graceful shutdown waits for replies still in flight.
 constexpr int kShutdownGraceMs = 10000;
 
+namespace {
+
+struct ServerTls
+{
+    QSslConfiguration configuration;
+    QList<QByteArray> revokedSerials;
+};
+
+// Everything [tls] names, loaded and checked together: at start-up and at each reload, which
+// replaces the running material only when all of it loaded.
+Result<ServerTls> loadServerTls(const Config::Tls &files)
+{
+    Result<QSslConfiguration> configuration =
+        tls::serverConfiguration(tls::TlsFiles{files.certPath, files.keyPath, files.caCertPath});
+    if (!configuration)
+        return Result<ServerTls>::failure(configuration.error());
+    ServerTls loaded{std::move(configuration).value(), {}};
+    if (!files.crlPath.isEmpty()) {
+        // Qt 6.4 has no CRL hook in the handshake, so revocation is checked right after it.
+        Result<QList<QByteArray>> revoked =
+            tls::loadRevokedSerials(files.crlPath, loaded.configuration.caCertificates());
+        if (!revoked)
+            return Result<ServerTls>::failure(revoked.error());
+        loaded.revokedSerials = std::move(revoked).value();
+    }
+    return loaded;
+}
+
+} // namespace
+
 Broker::Broker(Config config, QObject *parent)
     : QObject(parent), m_config(std::move(config)), m_acl(m_config.acl)
 {
@@ -58,19 +88,11 @@ Status Broker::start()
     m_dispatcher = std::make_unique<Dispatcher>(*m_services);
     setUpMetrics();
 
-    const Result<QSslConfiguration> tls = tls::serverConfiguration(
-        tls::TlsFiles{m_config.tls.certPath, m_config.tls.keyPath, m_config.tls.caCertPath});
+    const Result<ServerTls> tls = loadServerTls(m_config.tls);
     if (!tls)
         return failure(tls.error());
-    m_listener.setSslConfiguration(tls.value());
-    if (!m_config.tls.crlPath.isEmpty()) {
-        // Qt 6.4 has no CRL hook in the handshake, so revocation is checked right after it.
-        Result<QList<QByteArray>> revoked =
-            tls::loadRevokedSerials(m_config.tls.crlPath, tls->caCertificates());
-        if (!revoked)
-            return failure(revoked.error());
-        m_revokedSerials = std::move(revoked).value();
-    }
+    m_listener.setSslConfiguration(tls->configuration);
+    m_revokedSerials = tls->revokedSerials;
     // Slow handshakes (slowloris) are bounded before any identity is known.
     m_listener.setLimits(TlsListener::Limits{m_config.server.handshakeTimeoutMs,
                                              m_config.server.maxHandshakes,
@@ -88,7 +110,7 @@ Status Broker::start()
         return failure(QStringLiteral("cannot listen on %1: %2")
                            .arg(m_config.server.address.text, m_listener.errorString()));
     }
-    if (const Status admin = startAdmin(tls.value()); !admin)
+    if (const Status admin = startAdmin(tls->configuration); !admin)
         return admin;
     return success();
 }
@@ -177,8 +199,24 @@ Result<QJsonObject> Broker::reload()
                 .arg(loaded.error()));
     }
     const Config &next = loaded->config;
+    // The TLS files first: a reload applies as a whole or not at all.
+    Result<ServerTls> tls = loadServerTls(next.tls);
+    if (!tls) {
+        qCWarning(lcBroker, "reload failed, the old TLS material stays in force: %s",
+                  qPrintable(tls.error()));
+        return Result<QJsonObject>::failure(
+            QStringLiteral("Reload failed: %1; the running configuration is unchanged")
+                .arg(tls.error()));
+    }
     const QStringList restart = restartRequired(m_config, next);
     applyReloadable(m_config, next);
+    // New handshakes use the new material; established sessions keep theirs.
+    m_listener.setSslConfiguration(tls->configuration);
+    if (m_admin)
+        m_admin->setSslConfiguration(tls->configuration);
+    if (m_metricsHttp)
+        m_metricsHttp->setSslConfiguration(tls->configuration);
+    m_revokedSerials = std::move(tls->revokedSerials);
     m_acl = AclManager(m_config.acl);
     m_limiter->configure(m_config.rateLimit);
 
@@ -188,7 +226,11 @@ Result<QJsonObject> Broker::reload()
     for (Session *session : sessions) {
         const QString &cn = session->identity().cn;
         const Roles roles = m_acl.rolesFor(cn);
-        if (!roles) {
+        if (tls::isRevoked(session->identity().certificate, m_revokedSerials)) {
+            ++closed;
+            session->closeWithError(
+                protocol::reply::error("Unauthorized: the client certificate has been revoked"));
+        } else if (!roles) {
             ++closed;
             session->closeWithError(protocol::reply::error(
                 "Unauthorized: certificate CN '" + cn.toUtf8() + "' no longer has a role"));
@@ -199,10 +241,15 @@ Result<QJsonObject> Broker::reload()
     }
     if (m_admin)
         closed += m_admin->recheckSessions();
-    qCInfo(lcBroker, "configuration reloaded from %s: %d connections closed, %d updated%s%s",
+    const QSslCertificate serverCertificate = tls->configuration.localCertificate();
+    qCInfo(lcBroker,
+           "configuration reloaded from %s: %d connections closed, %d updated; server "
+           "certificate serial %s, %lld revoked serials%s%s",
            qPrintable(m_config.sourcePath), closed, updated,
+           serverCertificate.serialNumber().constData(), qlonglong(m_revokedSerials.size()),
            restart.isEmpty() ? "" : "; needs a restart: ", qPrintable(restart.join(u',')));
-    return reloadSummary(m_config, closed, updated, restart);
+    return reloadSummary(m_config, closed, updated, restart, serverCertificate,
+                         m_revokedSerials.size());
 }
 
 quint16 Broker::serverPort() const
@@ -229,10 +276,8 @@ void Broker::admit(QSslSocket *socket)
     };
     if (m_shuttingDown)
         return refuse("shutting_down", "Server shutting down");
-    if (cn.isEmpty())
-        return refuse("no_common_name", "Unauthorized: the client certificate has no Common Name");
-    if (tls::isRevoked(certificate, m_revokedSerials))
-        return refuse("revoked", "Unauthorized: the client certificate has been revoked");
+    if (const auto refused = tls::identityRefusal(certificate, m_revokedSerials))
+        return refuse(qPrintable(refused->reason), refused->text.toUtf8());
     const Roles roles = m_acl.rolesFor(cn);
     if (!roles)
         return refuse("unknown_role", "Unauthorized: certificate CN '" + cn.toUtf8() + "' has no role");

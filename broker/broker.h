@@ -51,8 +51,10 @@ public:
     quint16 serverPort() const;
     qsizetype sessionCount() const { return m_sessions.size(); }
 
-    // Re-reads the configuration file and applies [acl], admin.allowed_cns and [rate_limit]
-    // (the `reload` admin command and SIGHUP); connections that lost their access are closed.
+    // Re-reads the configuration file and applies [acl], admin.allowed_cns, [rate_limit] and
+    // the [tls] files (the `reload` admin command and SIGHUP); connections that lost their
+    // access (role, or a certificate the new CRL revokes) are closed. When a TLS file does not
+    // load, nothing changes.
     // The reply object of docs/ADMIN-PROTOCOL.md, or the error line's text.
     Result<QJsonObject> reload();
 

@@ -106,4 +106,14 @@ Status AclManager::mayBindRoutingKey(Roles roles, const QString &cn, const QStri
             .arg(routingKey, cn));
 }
 
+Status AclManager::mayUseOwnedQueue(Roles roles, const QString &cn, const QString &queue,
+                                    const QString &owner)
+{
+    if ((roles & Role::Admin) || owner.isEmpty() || owner == cn)
+        return success();
+    if (!queue.startsWith(owner + u'_'))
+        return success(); // not declared inside its declarer's namespace: an admin's
+    return failure(QStringLiteral("Permission denied: queue '%1' belongs to %2").arg(queue, owner));
+}
+
 } // namespace cmq

@@ -39,6 +39,14 @@ public:
     static Status mayUseQueue(Roles roles, const QString &cn, const QString &queue);
     static Status mayBindRoutingKey(Roles roles, const QString &cn, const QString &routingKey);
 
+    // The owner rule, for a queue that exists (after mayUseQueue): a queue a receiver declared
+    // inside its own namespace stays that receiver's, even if an ACL change later gives another
+    // CN a namespace covering it. Admins pass; a queue an admin declared (or one with no
+    // recorded owner) is held to the namespace rule alone, so an admin may provision a
+    // receiver's queue for it.
+    static Status mayUseOwnedQueue(Roles roles, const QString &cn, const QString &queue,
+                                   const QString &owner);
+
     // The denial text for a command, after "Error: ".
     static QString commandDenied(Roles roles, protocol::Command command);
 

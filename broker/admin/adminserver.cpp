@@ -88,12 +88,8 @@ void AdminServer::admit(QSslSocket *socket)
     };
     if (m_shuttingDown)
         return refuse("shutting_down", QStringLiteral("Server shutting down"));
-    if (cn.isEmpty())
-        return refuse("no_common_name",
-                      QStringLiteral("Unauthorized: the client certificate has no Common Name"));
-    if (tls::isRevoked(certificate, m_context.revokedSerials))
-        return refuse("revoked",
-                      QStringLiteral("Unauthorized: the client certificate has been revoked"));
+    if (const auto refused = tls::identityRefusal(certificate, m_context.revokedSerials))
+        return refuse(qPrintable(refused->reason), refused->text);
     if (const Status allowed = authorize(cn); !allowed) {
         const bool isAdmin = bool(m_context.acl.rolesFor(cn) & Role::Admin);
         return refuse(isAdmin ? "not_allowed" : "not_admin", allowed.error());
@@ -135,7 +131,8 @@ int AdminServer::recheckSessions()
 {
     int closed = 0;
     for (AdminSession *session : std::as_const(m_sessions)) {
-        if (authorize(session->identity().cn))
+        if (authorize(session->identity().cn) &&
+            !tls::isRevoked(session->identity().certificate, m_context.revokedSerials))
             continue;
         ++closed;
         // Queued: the reload's requester gets its reply before a notice closes it.

@@ -33,6 +33,8 @@ public:
     ~AdminServer() override;
 
     Status start(const QSslConfiguration &tls, const HostPort &address);
+    // For handshakes from now on (reload).
+    void setSslConfiguration(const QSslConfiguration &tls) { m_listener.setSslConfiguration(tls); }
     quint16 port() const { return m_listener.serverPort(); }
     int handshakesInProgress() const { return m_listener.handshakesInProgress(); }
 

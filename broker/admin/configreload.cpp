@@ -25,10 +25,6 @@ QStringList restartRequired(const Config &r, const Config &n)
     check(r.server.maxHandshakesPerIp != n.server.maxHandshakesPerIp,
           "server.max_handshakes_per_ip");
     check(r.server.outputBufferBytes != n.server.outputBufferBytes, "server.output_buffer_bytes");
-    check(r.tls.certPath != n.tls.certPath, "tls.cert_path");
-    check(r.tls.keyPath != n.tls.keyPath, "tls.key_path");
-    check(r.tls.caCertPath != n.tls.caCertPath, "tls.ca_cert_path");
-    check(r.tls.crlPath != n.tls.crlPath, "tls.crl_path");
     check(r.logging.level != n.logging.level, "logging.level");
     check(r.logging.rotation != n.logging.rotation, "logging.rotation");
     check(r.logging.infoFilePath != n.logging.infoFilePath, "logging.info_file_path");
@@ -64,10 +60,12 @@ void applyReloadable(Config &running, const Config &next)
     running.acl = next.acl;
     running.admin.allowedCns = next.admin.allowedCns;
     running.rateLimit = next.rateLimit;
+    running.tls = next.tls; // the files themselves are loaded by the caller
 }
 
 QJsonObject reloadSummary(const Config &c, int connectionsClosed, int connectionsUpdated,
-                          const QStringList &restart)
+                          const QStringList &restart, const QSslCertificate &serverCertificate,
+                          qsizetype revokedSerials)
 {
     const Config::RateLimit &r = c.rateLimit;
     return QJsonObject{
@@ -91,6 +89,12 @@ QJsonObject reloadSummary(const Config &c, int connectionsClosed, int connection
                      {QStringLiteral("ip_publish_burst"), r.ipPublishBurst},
                      {QStringLiteral("max_connections_per_ip"), r.maxConnectionsPerIp},
                      {QStringLiteral("max_connections_per_cn"), r.maxConnectionsPerCn}}},
+        {QStringLiteral("tls"),
+         QJsonObject{{QStringLiteral("certificate_serial"),
+                      QString::fromLatin1(serverCertificate.serialNumber())},
+                     {QStringLiteral("certificate_not_after"),
+                      serverCertificate.expiryDate().toUTC().toString(Qt::ISODate)},
+                     {QStringLiteral("revoked_serials"), qint64(revokedSerials)}}},
         {QStringLiteral("connections_closed"), connectionsClosed},
         {QStringLiteral("connections_updated"), connectionsUpdated},
         {QStringLiteral("restart_required"), QJsonArray::fromStringList(restart)},

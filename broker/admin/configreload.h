@@ -1,9 +1,10 @@
 #pragma once
 // What a configuration reload (`reload`, SIGHUP) may change at run time and what it may not:
-// [acl], admin.allowed_cns and [rate_limit] are applied; every other difference is reported as
-// needing a restart.
+// [acl], admin.allowed_cns, [rate_limit] and [tls] are applied (the caller loads the TLS files);
+// every other difference is reported as needing a restart.
 
 #include <QJsonObject>
+#include <QSslCertificate>
 #include <QStringList>
 
 #include "config/config.h"
@@ -16,8 +17,10 @@ QStringList restartRequired(const Config &running, const Config &next);
 // Copies the reloadable parts of `next` into `running`.
 void applyReloadable(Config &running, const Config &next);
 
-// The `reload` reply (docs/ADMIN-PROTOCOL.md, "Reload object").
+// The `reload` reply (docs/ADMIN-PROTOCOL.md, "Reload object"); serverCertificate and
+// revokedSerials are the TLS material now in force, so a rotation can be confirmed.
 QJsonObject reloadSummary(const Config &applied, int connectionsClosed, int connectionsUpdated,
-                          const QStringList &restart);
+                          const QStringList &restart, const QSslCertificate &serverCertificate,
+                          qsizetype revokedSerials);
 
 } // namespace cmq

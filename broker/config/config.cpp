@@ -226,6 +226,19 @@ void readAcl(TomlReader &r, Config::Acl &a)
     r.readStringList("sender_cns", a.senderCns);
     r.readStringList("receiver_cns", a.receiverCns);
     r.readStringList("admin_cns", a.adminCns);
+    // A receiver's namespace is "<cn>_...": if one CN followed by "_" starts another, the first
+    // could use every queue and routing key of the second.
+    for (const QString &outer : std::as_const(a.receiverCns)) {
+        for (const QString &inner : std::as_const(a.receiverCns)) {
+            if (inner.startsWith(outer + u'_'))
+                return r.fail(r.qualified("receiver_cns"),
+                              QStringLiteral("\"%1\" would own the queues and routing keys of "
+                                             "\"%2\" (its namespace \"%1_...\" includes "
+                                             "\"%2_...\"); no receiver CN may start with "
+                                             "another receiver CN followed by \"_\"")
+                                  .arg(outer, inner));
+        }
+    }
 }
 
 } // namespace

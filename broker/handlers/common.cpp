@@ -1,8 +1,19 @@
 #include "handlers/handlers.h"
 
+#include "core/router.h"
 #include "protocol/replies.h"
 
 namespace cmq::handlers {
+
+Status mayTouchQueue(const HandlerContext &ctx, const QString &queue)
+{
+    const ClientIdentity &who = ctx.session.identity();
+    if (Status allowed = AclManager::mayUseQueue(who.roles, who.cn, queue); !allowed)
+        return allowed;
+    const Queue *existing = ctx.services.router.queues().value(queue);
+    return existing ? AclManager::mayUseOwnedQueue(who.roles, who.cn, queue, existing->owner())
+                    : success();
+}
 
 QByteArray errorLine(const Status &status)
 {

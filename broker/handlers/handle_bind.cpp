@@ -11,7 +11,7 @@ void bind(const HandlerContext &ctx, const Request &request, const Reply &reply)
     const QString queue = QString::fromUtf8(request.args.at(0));
     const QString exchange = QString::fromUtf8(request.args.at(1));
     const QString routingKey = QString::fromUtf8(request.args.at(2));
-    if (Status allowed = AclManager::mayUseQueue(who.roles, who.cn, queue); !allowed)
+    if (Status allowed = mayTouchQueue(ctx, queue); !allowed)
         return reply.send(errorLine(allowed));
     if (Status allowed = AclManager::mayBindRoutingKey(who.roles, who.cn, routingKey); !allowed)
         return reply.send(errorLine(allowed));

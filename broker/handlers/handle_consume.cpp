@@ -18,7 +18,7 @@ void consume(const HandlerContext &ctx, const Request &request, const Reply &rep
     // declaring one: a receiver reads only its own queues.
     const ClientIdentity &who = ctx.session.identity();
     const QString queue = QString::fromUtf8(request.args.at(0));
-    if (Status allowed = AclManager::mayUseQueue(who.roles, who.cn, queue); !allowed)
+    if (Status allowed = mayTouchQueue(ctx, queue); !allowed)
         return reply.send(errorLine(allowed));
     Router &router = ctx.services.router;
     if (router.hasQueue(queue))

@@ -7,9 +7,8 @@ namespace cmq::handlers {
 void fetch(const HandlerContext &ctx, const Request &request, const Reply &reply)
 {
     // One message, if any; it awaits this connection's ack like a pushed delivery does.
-    const ClientIdentity &who = ctx.session.identity();
     const QString queue = QString::fromUtf8(request.args.at(0));
-    if (Status allowed = AclManager::mayUseQueue(who.roles, who.cn, queue); !allowed)
+    if (Status allowed = mayTouchQueue(ctx, queue); !allowed)
         return reply.send(errorLine(allowed));
     const QByteArray lines = ctx.services.router.fetch(&ctx.session, queue);
     reply.send(lines.isEmpty() ? protocol::reply::noMessages() : lines);

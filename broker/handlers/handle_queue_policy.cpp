@@ -9,9 +9,8 @@ void queuePolicy(const HandlerContext &ctx, const Request &request, const Reply 
     // queue_policy <queue> <max_length> <drop-head|reject-publish>: the queue's own limit, in
     // place of the configured default it got when it was declared. Same resource rule as
     // declaring it: a receiver sets it on its own queues only.
-    const ClientIdentity &who = ctx.session.identity();
     const QString queue = QString::fromUtf8(request.args.at(0));
-    if (Status allowed = AclManager::mayUseQueue(who.roles, who.cn, queue); !allowed)
+    if (Status allowed = mayTouchQueue(ctx, queue); !allowed)
         return reply.send(errorLine(allowed));
     const qint64 maxLength = request.args.at(1).toLongLong();
     const QString overflow = QString::fromUtf8(request.args.at(2));

@@ -28,6 +28,11 @@ void pong(const HandlerContext &ctx, const Request &request, const Reply &reply)
 void qos(const HandlerContext &ctx, const Request &request, const Reply &reply);
 void queuePolicy(const HandlerContext &ctx, const Request &request, const Reply &reply);
 
+// The resource rules for a queue a command reads, fills or reconfigures: the caller's
+// namespace (AclManager::mayUseQueue), then, if the queue exists, its owner
+// (AclManager::mayUseOwnedQueue).
+Status mayTouchQueue(const HandlerContext &ctx, const QString &queue);
+
 // "Error: <text>\n" from a failed Status.
 QByteArray errorLine(const Status &status);
 

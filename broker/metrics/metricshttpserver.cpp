@@ -31,8 +31,10 @@ quint16 MetricsHttpServer::port() const
 Status MetricsHttpServer::startPlain(const HostPort &address)
 {
     connect(&m_plain, &QTcpServer::newConnection, this, [this] {
-        while (QTcpSocket *socket = m_plain.nextPendingConnection())
+        while (QTcpSocket *socket = m_plain.nextPendingConnection()) {
+            TlsListener::setAcceptedSocketOptions(socket); // the TLS listener does its own
             serve(socket, QString());
+        }
     });
     if (!m_plain.listen(address.host, address.port))
         return failure(QStringLiteral("cannot listen on %1 (metrics): %2")

@@ -35,6 +35,8 @@ public:
     ~MetricsHttpServer() override;
 
     Status startPlain(const HostPort &address);
+    // For TLS handshakes from now on (reload); no effect on a plain-HTTP server.
+    void setSslConfiguration(const QSslConfiguration &tls) { m_tls.setSslConfiguration(tls); }
     Status startTls(const HostPort &address, const QSslConfiguration &tls,
                     const TlsListener::Limits &limits, Authorizer authorize);
     quint16 port() const;

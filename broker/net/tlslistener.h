@@ -3,6 +3,7 @@
 // handshake, a cap on connections still in handshake (slowloris) overall and per source IP,
 // and a reason for every failed handshake (for logs and metrics). Used by the data and the
 // admin listener. Qt's QSslServer has the timeout, but no caps and no failure reasons.
+// Accepted sockets get TCP_NODELAY and TCP keepalive (60 s idle, 10 s interval, 6 probes).
 
 #include <QHash>
 #include <QHostAddress>
@@ -31,6 +32,7 @@ public:
     explicit TlsListener(QObject *parent = nullptr);
     ~TlsListener() override;
 
+    // Used by handshakes that start from now on (a reload may replace it at any time).
     void setSslConfiguration(const QSslConfiguration &configuration);
     void setLimits(const Limits &limits) { m_limits = limits; }
     int handshakesInProgress() const { return m_inHandshake; }
@@ -38,6 +40,10 @@ public:
     // The metric label for a failed handshake: "timeout", "no_certificate",
     // "certificate_expired", "certificate_not_yet_valid", "untrusted_certificate",
     // "certificate_error", "protocol_error", "closed_by_peer", "network_error".
+    // TCP_NODELAY and keepalive (60 s idle, 10 s interval, 6 probes) on an accepted socket;
+    // done for every connection this listener accepts, and by other servers for theirs.
+    static void setAcceptedSocketOptions(QAbstractSocket *socket);
+
     static QString failureReason(QAbstractSocket::SocketError error,
                                  const QList<QSslError> &sslErrors, const QString &errorText);
 

@@ -7,6 +7,9 @@ namespace cmq::admin {
 
 AdminClient::AdminClient(QObject *parent) : QObject(parent)
 {
+    // Small requests that must leave at once (no Nagle delay); set once the TCP connection is up.
+    connect(&m_socket, &QSslSocket::connected, this,
+            [this] { m_socket.setSocketOption(QAbstractSocket::LowDelayOption, 1); });
     connect(&m_socket, &QSslSocket::encrypted, this, &AdminClient::connected);
     connect(&m_socket, &QSslSocket::readyRead, this, &AdminClient::onReadyRead);
     connect(&m_socket, &QSslSocket::disconnected, this, [this] {

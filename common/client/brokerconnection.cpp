@@ -24,6 +24,10 @@ BrokerConnection::BrokerConnection(const BrokerAddress &address, const QSslConfi
     m_socket.setSslConfiguration(tls);
     m_deadline.setSingleShot(true);
     m_watchdog.setInterval(WatchdogIntervalMs);
+    // Requests are small lines that must leave at once (no Nagle delay). Options take effect
+    // only on a connected socket, hence here rather than before connecting.
+    connect(&m_socket, &QSslSocket::connected, this,
+            [this] { m_socket.setSocketOption(QAbstractSocket::LowDelayOption, 1); });
     connect(&m_socket, &QSslSocket::encrypted, this, &BrokerConnection::onEncrypted);
     connect(&m_socket, &QSslSocket::readyRead, this, &BrokerConnection::onReadyRead);
     connect(&m_socket, &QSslSocket::errorOccurred, this, &BrokerConnection::onSocketError);

@@ -23,6 +23,10 @@ Q_LOGGING_CATEGORY(lcTls, "ciphermq.tls")
 // read whole.
 constexpr qint64 maxPemFileSize = 1024 * 1024;
 
+// OpenSSL cipher string for TLS 1.2; ECDHE-ECDSA and ECDHE-RSA suites, whichever the
+// certificate allows.
+constexpr char kTls12Ciphers[] = "ECDHE+AESGCM:ECDHE+CHACHA20:!aNULL:!PSK";
+
 template <typename T, auto Free> struct OpenSslDeleter
 {
     void operator()(T *p) const { Free(p); }
@@ -180,6 +184,11 @@ QSslConfiguration configurationFor(const Identity &identity)
     configuration.setCaCertificates(identity.caCertificates);
     configuration.setPeerVerifyMode(QSslSocket::VerifyPeer);
     configuration.setProtocol(QSsl::TlsV1_2OrLater);
+    // TLS 1.2: forward secrecy (ephemeral ECDH) and AEAD (AES-GCM, ChaCha20-Poly1305) only,
+    // Mozilla's "intermediate" profile; no RSA key exchange, no CBC, no finite-field DHE.
+    // TLS 1.3 suites are all of that kind already and stay OpenSSL's ("Ciphersuites").
+    configuration.setBackendConfigurationOption(QByteArrayLiteral("CipherString"),
+                                                QByteArrayLiteral(kTls12Ciphers));
     return configuration;
 }
 
@@ -282,7 +291,12 @@ Result<QSslConfiguration> clientConfiguration(const TlsFiles &files)
 QString commonName(const QSslCertificate &certificate)
 {
     const QStringList names = certificate.subjectInfo(QSslCertificate::CommonName);
-    return names.isEmpty() ? QString() : names.constFirst();
+    return names.size() == 1 ? names.constFirst() : QString();
+}
+
+bool hasSeveralCommonNames(const QSslCertificate &certificate)
+{
+    return certificate.subjectInfo(QSslCertificate::CommonName).size() > 1;
 }
 
 Result<QList<QByteArray>> loadRevokedSerials(const QString &crlPath,
@@ -340,6 +354,24 @@ Result<QList<QByteArray>> loadRevokedSerials(const QString &crlPath,
 bool isRevoked(const QSslCertificate &certificate, const QList<QByteArray> &revokedSerials)
 {
     return !certificate.isNull() && revokedSerials.contains(certificate.serialNumber());
+}
+
+std::optional<IdentityRefusal> identityRefusal(const QSslCertificate &certificate,
+                                               const QList<QByteArray> &revokedSerials)
+{
+    if (hasSeveralCommonNames(certificate))
+        return IdentityRefusal{
+            QStringLiteral("several_common_names"),
+            QStringLiteral("Unauthorized: the client certificate has more than one Common Name")};
+    if (commonName(certificate).isEmpty())
+        return IdentityRefusal{QStringLiteral("no_common_name"),
+                               QStringLiteral("Unauthorized: the client certificate has no "
+                                              "Common Name")};
+    if (isRevoked(certificate, revokedSerials))
+        return IdentityRefusal{QStringLiteral("revoked"),
+                               QStringLiteral("Unauthorized: the client certificate has been "
+                                              "revoked")};
+    return std::nullopt;
 }
 
 } // namespace cmq::tls

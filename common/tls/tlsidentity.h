@@ -9,6 +9,8 @@
 // the CA with OpenSSL), then isRevoked() on the peer certificate right after the handshake,
 // before the connection is used.
 
+#include <optional>
+
 #include <QList>
 #include <QSslCertificate>
 #include <QSslConfiguration>
@@ -29,15 +31,20 @@ struct TlsFiles
 Result<QSslKey> loadPrivateKey(const QString &path);
 Result<QList<QSslCertificate>> loadCertificates(const QString &path);
 
-// TLS 1.2 or newer, our certificate and key, the CA as the only trust anchor.
+// TLS 1.2 or newer (1.2 with ECDHE + AES-GCM/ChaCha20-Poly1305 suites only), our certificate
+// and key, the CA as the only trust anchor.
 // Server: the peer must present a certificate that verifies (QSslSocket::VerifyPeer).
 // Client: the server's certificate is verified against the CA as well.
 // Fails when a file is missing, unreadable, not PEM, or the key does not match the certificate.
 Result<QSslConfiguration> serverConfiguration(const TlsFiles &files);
 Result<QSslConfiguration> clientConfiguration(const TlsFiles &files);
 
-// The subject's Common Name (OID 2.5.4.3); empty when the certificate has none.
+// The subject's Common Name (OID 2.5.4.3); empty when the certificate has none, or more than
+// one: tools disagree on which of several CNs counts (some take the first, some the last), so
+// such a subject names no one.
 QString commonName(const QSslCertificate &certificate);
+// Whether the subject holds more than one CN (commonName() is empty then), for the refusal text.
+bool hasSeveralCommonNames(const QSslCertificate &certificate);
 
 // The serial numbers listed in the PEM CRL(s) at crlPath, in QSslCertificate::serialNumber()
 // form ("0a:1b:..."). Each CRL must be signed by one of issuers (normally the configured CA);
@@ -49,5 +56,16 @@ Result<QList<QByteArray>> loadRevokedSerials(const QString &crlPath,
 // Whether certificate's serial is in revokedSerials. Serials are unique per issuer only, so
 // this is exact as long as the CRL and the trusted CA are the same one.
 bool isRevoked(const QSslCertificate &certificate, const QList<QByteArray> &revokedSerials);
+
+// Why a peer certificate that verified against the CA still stands for no identity: it has no
+// CN, several CNs, or it is revoked. `reason` is the metric label, `text` the line after
+// "Error: " the peer gets before the close.
+struct IdentityRefusal
+{
+    QString reason;
+    QString text;
+};
+std::optional<IdentityRefusal> identityRefusal(const QSslCertificate &certificate,
+                                               const QList<QByteArray> &revokedSerials);
 
 } // namespace cmq::tls

@@ -162,7 +162,7 @@ openssl pkey -in server-ec-pkcs8.key -traditional -out server-ec.key
 issue ca server-ec "/CN=localhost" server_ec_ext -days 1825
 
 for cn in publisher-svc-1 worker-svc-1 receiver_1 receiver_2 sender_1 ops-admin ops-admin-2 \
-    stranger both-svc svc-a svc-b svc-c; do
+    stranger both-svc svc-a svc-b svc-c receiver; do
     client "$cn" -days 1825
 done
 
@@ -178,6 +178,11 @@ ec_key nocn.key
 issue ca nocn "/O=CipherMQ Tests" client_ext -days 1825
 ec_key wrongca-client.key
 issue other-ca wrongca-client "/CN=publisher-svc-1" client_ext -days 1825
+# Two CNs in one subject: which one is "the" identity depends on the reader, so it is refused.
+ec_key twocn.key
+issue ca twocn "/CN=receiver_2/CN=receiver_1" client_ext -days 1825
+# A CRL from before the revocation below, for tests that revoke at run time (reload).
+quiet openssl ca -config openssl.cnf -batch -gencrl -crlexts crl_ext -out ca-empty.crl
 client revoked-client -days 1825
 mv revoked-client.crt revoked.crt
 mv revoked-client.key revoked.key

@@ -81,6 +81,7 @@ private Q_SLOTS:
     void adminUsesAnyQueueAndKey();
     void exchangeRedeclaration();
     void unknownCnRefusedAtConnect();
+    void queueOwnerOutlivesAclChange();
 
 private:
     std::unique_ptr<TestClient> connect(const QString &identity);
@@ -420,6 +421,57 @@ void tst_Acl::unknownCnRefusedAtConnect()
     QVERIFY(stranger.readLine(1000).isNull());
     // The broker carries on for others.
     QCOMPARE(connect("sender_1")->request("get_public_key receiver_2"), "Public key: " + kKey);
+}
+
+void tst_Acl::queueOwnerOutlivesAclChange()
+{
+    // receiver_1 declares a queue and gets a message in it; then the ACL changes: receiver_1
+    // leaves and "receiver" joins, whose namespace "receiver_..." covers receiver_1's queue.
+    // The queue stays receiver_1's. Its own broker: this one restarts with another ACL.
+    BrokerProcess broker;
+    QVERIFY2(broker.start(), broker.output().constData());
+    const auto client = [&broker](const QString &identity) {
+        auto c = std::make_unique<TestClient>(identity);
+        if (!c->connectTo(broker.port()))
+            qFatal("cannot connect as %s", qPrintable(identity));
+        return c;
+    };
+    {
+        const auto owner = client("receiver_1");
+        QCOMPARE(owner->request("declare_exchange " + kExchange), "Exchange declared");
+        QCOMPARE(owner->request("declare_queue receiver_1_kept"), "Queue declared");
+        QCOMPARE(owner->request("bind receiver_1_kept " + kExchange + " receiver_1_kept"),
+                 "Queue bound");
+        QCOMPARE(client("sender_1")
+                     ->request("publish " + kExchange + " receiver_1_kept " + envelope("kept-1")),
+                 "ACK kept-1");
+        // An admin provisions a queue in worker-svc-1's namespace: worker-svc-1 may use it.
+        QCOMPARE(client("ops-admin")->request("declare_queue worker-svc-1_provisioned"),
+                 "Queue declared");
+    }
+    QVERIFY(broker.terminate());
+    broker.set("acl.receiver_cns", R"(["receiver", "worker-svc-1"])");
+    QVERIFY2(broker.start(), broker.output().constData());
+
+    const auto intruder = client("receiver");
+    const QByteArray notOwner =
+        "Error: Permission denied: queue 'receiver_1_kept' belongs to receiver_1";
+    QCOMPARE(intruder->request("consume receiver_1_kept"), notOwner);
+    QCOMPARE(intruder->request("fetch receiver_1_kept"), notOwner);
+    QCOMPARE(intruder->request("bind receiver_1_kept " + kExchange + " receiver_x"), notOwner);
+    QCOMPARE(intruder->request("queue_policy receiver_1_kept 1 drop-head"), notOwner);
+    // Re-declaring changes nothing and gives nothing: it stays the idempotent success.
+    QCOMPARE(intruder->request("declare_queue receiver_1_kept"), "Queue declared");
+    QCOMPARE(intruder->request("consume receiver_1_kept"), notOwner);
+    QVERIFY(intruder->nothingWithin(300));
+
+    // The admin still reaches it, and the message is still there.
+    QCOMPARE(client("ops-admin")->request("fetch receiver_1_kept"), delivery("kept-1"));
+    const auto provisioned = client("worker-svc-1");
+    QCOMPARE(provisioned->request("consume worker-svc-1_provisioned"), "Subscribed to queue");
+    QCOMPARE(provisioned->request("queue_policy worker-svc-1_provisioned 5 drop-head"),
+             "Queue policy set");
+    QVERIFY(broker.terminate());
 }
 
 QTEST_GUILESS_MAIN(tst_Acl)

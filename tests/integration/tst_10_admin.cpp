@@ -783,6 +783,16 @@ void tst_Admin::reloadByCommand()
     QCOMPARE(reply.value("rate_limit").toObject().value("global_rps").toDouble(), 321.0);
     QCOMPARE(reply.value("restart_required").toArray(),
              QJsonArray{QStringLiteral("server.max_line_bytes")});
+    // The TLS material in force: the test broker's certificate, no CRL.
+    const QList<QSslCertificate> serverCertificate =
+        QSslCertificate::fromPath(cmq::test::certFile(QStringLiteral("server.crt")));
+    QVERIFY(!serverCertificate.isEmpty());
+    const QJsonObject tls = reply.value("tls").toObject();
+    QCOMPARE(tls.value("certificate_serial").toString().toLatin1(),
+             serverCertificate.constFirst().serialNumber());
+    QCOMPARE(tls.value("certificate_not_after").toString(),
+             serverCertificate.constFirst().expiryDate().toUTC().toString(Qt::ISODate));
+    QCOMPARE(tls.value("revoked_serials").toInt(), 0);
 
     QCOMPARE(doomed->readLine(),
              "Error: Unauthorized: certificate CN 'receiver_2' no longer has a role");

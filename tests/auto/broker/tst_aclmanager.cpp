@@ -93,6 +93,8 @@ private Q_SLOTS:
     void mayUseQueue();
     void mayBindRoutingKey_data();
     void mayBindRoutingKey();
+    void mayUseOwnedQueue_data();
+    void mayUseOwnedQueue();
 };
 
 void tst_AclManager::rolesFor_data()
@@ -333,6 +335,57 @@ void tst_AclManager::mayBindRoutingKey()
     QFETCH(QString, key);
     QFETCH(QString, error);
     const cmq::Status status = AclManager::mayBindRoutingKey(fromBits(roles), cn, key);
+    QCOMPARE(bool(status), error.isEmpty());
+    if (!status)
+        QCOMPARE(status.error(), error);
+}
+
+void tst_AclManager::mayUseOwnedQueue_data()
+{
+    // Only for a queue that exists and that the namespace rule already allowed the caller.
+    QTest::addColumn<int>("roles");
+    QTest::addColumn<QString>("cn");
+    QTest::addColumn<QString>("queue");
+    QTest::addColumn<QString>("owner");
+    QTest::addColumn<QString>("error"); // empty: allowed
+    const auto r = bits(Receiver);
+    const QString notOwner =
+        QStringLiteral("Permission denied: queue 'receiver_1_queue' belongs to receiver_1");
+    QTest::newRow("the owner") << r << "receiver_1"
+                               << "receiver_1_queue"
+                               << "receiver_1"
+                               << "";
+    // "receiver" passes the namespace rule for receiver_1_queue (when an ACL change lets both
+    // exist over time), but receiver_1 declared it in its own namespace.
+    QTest::newRow("covering namespace, not the owner") << r << "receiver"
+                                                       << "receiver_1_queue"
+                                                       << "receiver_1" << notOwner;
+    QTest::newRow("sender+receiver, not the owner") << bits(SenderReceiver) << "receiver"
+                                                    << "receiver_1_queue"
+                                                    << "receiver_1" << notOwner;
+    QTest::newRow("admin, not the owner") << bits(Admin) << "ops-admin"
+                                          << "receiver_1_queue"
+                                          << "receiver_1"
+                                          << "";
+    // An admin provisioning a receiver's queue does not keep it from that receiver.
+    QTest::newRow("declared by an admin") << r << "receiver_1"
+                                          << "receiver_1_queue"
+                                          << "ops-admin"
+                                          << "";
+    QTest::newRow("no recorded owner") << r << "receiver_1"
+                                       << "receiver_1_queue"
+                                       << ""
+                                       << "";
+}
+
+void tst_AclManager::mayUseOwnedQueue()
+{
+    QFETCH(int, roles);
+    QFETCH(QString, cn);
+    QFETCH(QString, queue);
+    QFETCH(QString, owner);
+    QFETCH(QString, error);
+    const cmq::Status status = AclManager::mayUseOwnedQueue(fromBits(roles), cn, queue, owner);
     QCOMPARE(bool(status), error.isEmpty());
     if (!status)
         QCOMPARE(status.error(), error);

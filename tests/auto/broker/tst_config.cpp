@@ -479,6 +479,10 @@ void tst_Config::valid_data()
         << "0.0.0.0 9464";
     row("level trace", "logging", "level", str("trace"), "trace");
     row("empty acl", "acl", "sender_cns", "[]", "");
+    // Only "<cn>_" starting another CN overlaps: receiver_1 and receiver_10 are apart.
+    row("acl receivers with shared stems", "acl", "receiver_cns",
+        R"(["receiver_1", "receiver_10", "receiverx", "receiver-1"])",
+        "receiver_1,receiver_10,receiverx,receiver-1");
     row("aes_key unpadded", "encryption", "aes_key", str(keyBytes('b').toBase64().chopped(1)),
         keyBytes('b').toBase64().constData());
     QTest::newRow("postgresql needs no path") << Doc()
@@ -714,6 +718,15 @@ void tst_Config::invalid_data()
         "acl.receiver_cns[1]: must be a non-empty string");
     set("acl nested array", "acl", "receiver_cns", R"([["w"]])",
         "acl.receiver_cns[0]: must be a non-empty string");
+    set("acl receiver namespaces overlap", "acl", "receiver_cns",
+        R"(["receiver_1", "receiver", "receiver_2"])",
+        "acl.receiver_cns: \"receiver\" would own the queues and routing keys of \"receiver_1\" "
+        "(its namespace \"receiver_...\" includes \"receiver_1_...\"); no receiver CN may "
+        "start with another receiver CN followed by \"_\"");
+    set("acl receiver namespaces overlap deeper", "acl", "receiver_cns", R"(["a_b_c", "a_b"])",
+        "acl.receiver_cns: \"a_b\" would own the queues and routing keys of \"a_b_c\" (its "
+        "namespace \"a_b_...\" includes \"a_b_c_...\"); no receiver CN may start with "
+        "another receiver CN followed by \"_\"");
     set("allowed_cns empty entry", "admin", "allowed_cns", R"([""])",
         "admin.allowed_cns[0]: must be a non-empty string");
 }

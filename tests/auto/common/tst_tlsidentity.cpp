@@ -380,36 +380,46 @@ void tst_TlsIdentity::configurationSettings()
     QCOMPARE(tls::commonName(server->localCertificate()), QStringLiteral("localhost"));
     QCOMPARE(tls::commonName(client->localCertificate()), QStringLiteral("sender_1"));
     QVERIFY(server->missingCertificateIsFatal());
+    // TLS 1.2: ECDHE with AES-GCM or ChaCha20-Poly1305 only (tst_03_tls tries each kind).
+    for (const QSslConfiguration &configuration : {server.value(), client.value()})
+        QCOMPARE(configuration.backendConfiguration().value("CipherString").toByteArray(),
+                 QByteArray("ECDHE+AESGCM:ECDHE+CHACHA20:!aNULL:!PSK"));
 }
 
 void tst_TlsIdentity::commonName_data()
 {
     QTest::addColumn<QString>("cert");
     QTest::addColumn<QString>("cn");
+    QTest::addColumn<bool>("several"); // hasSeveralCommonNames
 
     QTest::newRow("client") << "publisher-svc-1.crt"
-                            << "publisher-svc-1";
+                            << "publisher-svc-1" << false;
     QTest::newRow("underscore") << "receiver_1.crt"
-                                << "receiver_1";
+                                << "receiver_1" << false;
     QTest::newRow("server") << "server.crt"
-                            << "localhost";
+                            << "localhost" << false;
     QTest::newRow("CA") << "ca.crt"
-                        << "CipherMQ Test CA";
+                        << "CipherMQ Test CA" << false;
     QTest::newRow("no CN, only O") << "nocn.crt"
-                                   << "";
+                                   << "" << false;
     // Same CN as a real client, other CA: the CN alone proves nothing, verification does.
     QTest::newRow("other CA") << "wrongca-client.crt"
-                              << "publisher-svc-1";
+                              << "publisher-svc-1" << false;
+    // Readers disagree on which of two CNs counts (the first or the last), so none does.
+    QTest::newRow("two CNs") << "twocn.crt"
+                             << "" << true;
 }
 
 void tst_TlsIdentity::commonName()
 {
     QFETCH(QString, cert);
     QFETCH(QString, cn);
+    QFETCH(bool, several);
 
     const auto certificates = tls::loadCertificates(certFile(cert));
     QVERIFY2(certificates.ok(), qPrintable(certificates.error()));
     QCOMPARE(tls::commonName(certificates->constFirst()), cn);
+    QCOMPARE(tls::hasSeveralCommonNames(certificates->constFirst()), several);
     QCOMPARE(tls::commonName(QSslCertificate()), QString());
 }
 
