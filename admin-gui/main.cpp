@@ -9,6 +9,7 @@
 
 #include "admin/adminclient.h"
 #include "models/connectionoptions.h"
+#include "models/connectionprofiles.h"
 #include "models/snapshotexport.h"
 #include "ui/mainwindow.h"
 
@@ -69,6 +70,7 @@ int main(int argc, char *argv[])
          "tab"},
         {"queue", "Open the detail window of this queue.", "queue"},
         {"interval", "Watch interval in milliseconds (default 1000).", "ms"},
+        {"profile", "Open the saved profile <name>: one window per broker it lists.", "name"},
     });
     parser.process(app);
     const ConnectionOptions options = ConnectionOptions::fromParser(parser);
@@ -87,7 +89,19 @@ int main(int argc, char *argv[])
     window.show();
     if (parser.isSet("queue"))
         window.openQueueDetail(parser.value("queue"));
-    if (options.isComplete())
+    if (parser.isSet("profile")) {
+        QSettings settings;
+        const QString name = parser.value("profile");
+        const QList<ConnectionProfile> profiles = loadProfiles(settings);
+        const auto it = std::find_if(profiles.cbegin(), profiles.cend(),
+                                     [&](const ConnectionProfile &p) { return p.name == name; });
+        if (it == profiles.cend() || it->nodes.isEmpty()) {
+            std::fprintf(stderr, "ciphermq-admin: no saved profile '%s' with a broker\n",
+                         qPrintable(name));
+            return 2;
+        }
+        window.openProfile(*it);
+    } else if (options.isComplete())
         window.connectTo(options);
     else
         window.showConnectDialog();

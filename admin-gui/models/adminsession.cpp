@@ -114,6 +114,16 @@ void AdminSession::onDisconnected()
     m_reconnectTimer.start();
 }
 
+void AdminSession::refresh()
+{
+    if (m_state == State::Connected) {
+        m_client.send(QStringLiteral("watch %1").arg(m_watchIntervalMs));
+    } else if (m_state == State::Reconnecting && !m_attemptActive) {
+        m_reconnectTimer.stop();
+        connectNow();
+    }
+}
+
 void AdminSession::runAction(const QString &line)
 {
     const quint64 id = m_client.send(line);

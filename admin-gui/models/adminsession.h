@@ -35,6 +35,10 @@ public:
     const QJsonObject &lastSnapshot() const { return m_lastSnapshot; }
 
     void setWatchIntervalMs(int ms) { m_watchIntervalMs = ms; }
+    int watchIntervalMs() const { return m_watchIntervalMs; }
+    // A fresh snapshot now (a new `watch` answers with one at once), or, while waiting to
+    // reconnect, the next attempt now.
+    void refresh();
     void setReconnectDelayMs(int ms) { m_reconnectTimer.setInterval(ms); }
 
     // An admin action (purge, delete_queue, disconnect); the reply comes as actionFinished.

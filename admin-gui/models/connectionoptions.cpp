@@ -65,6 +65,26 @@ ConnectionOptions ConnectionOptions::fromParser(const QCommandLineParser &parser
     return options;
 }
 
+void writeConnection(QSettings &settings, const ConnectionOptions &options)
+{
+    settings.setValue("host", options.host);
+    settings.setValue("port", options.port);
+    settings.setValue("ca", options.caPath);
+    settings.setValue("cert", options.certPath);
+    settings.setValue("key", options.keyPath); // the path only: the key stays in its file
+}
+
+ConnectionOptions readConnection(QSettings &settings)
+{
+    ConnectionOptions options;
+    options.host = settings.value("host").toString();
+    options.port = quint16(settings.value("port").toUInt());
+    options.caPath = settings.value("ca").toString();
+    options.certPath = settings.value("cert").toString();
+    options.keyPath = settings.value("key").toString();
+    return options;
+}
+
 void rememberConnection(QSettings &settings, const ConnectionOptions &options, int max)
 {
     QList<ConnectionOptions> list = recentConnections(settings);
@@ -75,11 +95,7 @@ void rememberConnection(QSettings &settings, const ConnectionOptions &options, i
     settings.beginWriteArray("recent", int(list.size()));
     for (int i = 0; i < list.size(); ++i) {
         settings.setArrayIndex(i);
-        settings.setValue("host", list[i].host);
-        settings.setValue("port", list[i].port);
-        settings.setValue("ca", list[i].caPath);
-        settings.setValue("cert", list[i].certPath);
-        settings.setValue("key", list[i].keyPath); // the path only: the key stays in its file
+        writeConnection(settings, list[i]);
     }
     settings.endArray();
 }
@@ -90,13 +106,7 @@ QList<ConnectionOptions> recentConnections(QSettings &settings)
     const int size = settings.beginReadArray("recent");
     for (int i = 0; i < size; ++i) {
         settings.setArrayIndex(i);
-        ConnectionOptions options;
-        options.host = settings.value("host").toString();
-        options.port = quint16(settings.value("port").toUInt());
-        options.caPath = settings.value("ca").toString();
-        options.certPath = settings.value("cert").toString();
-        options.keyPath = settings.value("key").toString();
-        list.append(options);
+        list.append(readConnection(settings));
     }
     settings.endArray();
     return list;

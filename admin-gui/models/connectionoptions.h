@@ -32,6 +32,11 @@ struct ConnectionOptions
     static ConnectionOptions fromParser(const QCommandLineParser &parser);
 };
 
+// One connection at the current QSettings group or array index (shared by the recent list and
+// the saved profiles): host, port and the three file paths.
+void writeConnection(QSettings &settings, const ConnectionOptions &options);
+ConnectionOptions readConnection(QSettings &settings);
+
 // Most recent first, at most `max` entries, duplicates collapsed.
 void rememberConnection(QSettings &settings, const ConnectionOptions &options, int max = 8);
 QList<ConnectionOptions> recentConnections(QSettings &settings);

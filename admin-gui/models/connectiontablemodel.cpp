@@ -5,6 +5,7 @@
 #include <QJsonArray>
 
 #include "models/connectionfields.h"
+#include "models/palettecolors.h"
 
 namespace cmq::admingui {
 
@@ -86,7 +87,7 @@ QVariant ConnectionTableModel::extraData(const QJsonObject &row, int column, int
     if (!expiresSoon(row))
         return {};
     if (role == Qt::BackgroundRole)
-        return QBrush(column == Expiry ? QColor(0xf8, 0x9a, 0x9a) : QColor(0xfd, 0xe2, 0xe2));
+        return QBrush(warningBackground(column == Expiry));
     if (role == Qt::ToolTipRole)
         return tr("The client certificate expires within %1 days").arg(ExpiryWarningDays);
     return {};

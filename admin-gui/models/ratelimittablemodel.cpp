@@ -1,5 +1,6 @@
 #include "models/ratelimittablemodel.h"
 
+#include "models/palettecolors.h"
 #include <QBrush>
 #include <QColor>
 
@@ -80,7 +81,7 @@ QVariant RateLimitTableModel::extraData(const QJsonObject &row, int column, int 
         return {};
     }
     if (role == Qt::BackgroundRole && nearExhaustion(row))
-        return QBrush(QColor(0xfd, 0xe2, 0xe2));
+        return QBrush(warningBackground());
     return {};
 }
 

@@ -21,8 +21,8 @@ void BarDelegate::paint(QPainter *painter, const QStyleOptionViewItem &option,
     const double f = std::clamp(fraction.toDouble(), 0.0, 1.0);
     painter->save();
     const QRect frame = option.rect.adjusted(3, 4, -3, -4);
-    painter->setPen(QColor(0xb0, 0xb0, 0xb0));
-    painter->setBrush(QColor(0xf2, 0xf2, 0xf2));
+    painter->setPen(option.palette.color(QPalette::Mid)); // the track follows the palette
+    painter->setBrush(option.palette.color(QPalette::Base));
     painter->drawRect(frame);
     QRect bar = frame.adjusted(1, 1, 0, 0);
     bar.setWidth(int(bar.width() * f));

@@ -44,7 +44,7 @@ QString uptimeText(double seconds)
 MainWindow::MainWindow(QWidget *parent)
     : QMainWindow(parent), m_tabs(new QTabWidget), m_banner(new QLabel),
       m_overview(new OverviewPage), m_exchangeView(new QTreeView), m_state(new QLabel),
-      m_version(new QLabel), m_uptime(new QLabel)
+      m_identity(new QLabel), m_version(new QLabel), m_uptime(new QLabel)
 {
     setWindowTitle(tr("CipherMQ Admin"));
     m_confirm = [this](const QString &title, const QString &text) {
@@ -92,6 +92,7 @@ MainWindow::MainWindow(QWidget *parent)
     setCentralWidget(central);
 
     statusBar()->addWidget(m_state, 1);
+    statusBar()->addPermanentWidget(m_identity);
     statusBar()->addPermanentWidget(m_version);
     statusBar()->addPermanentWidget(m_uptime);
     m_state->setText(tr("Not connected"));
@@ -101,20 +102,20 @@ MainWindow::MainWindow(QWidget *parent)
     connect(&m_session, &AdminSession::stateChanged, this, &MainWindow::onStateChanged);
     connect(&m_session, &AdminSession::actionFinished, this, &MainWindow::onActionFinished);
     resize(1280, 760);
-}
-
-void MainWindow::buildMenus()
-{
-    QMenu *file = menuBar()->addMenu(tr("&File"));
-    file->addAction(tr("&Connect…"), QKeySequence::Open, this, [this] { showConnectDialog(); });
-    file->addAction(tr("&Export…"), QKeySequence::Save, this, &MainWindow::exportInteractively);
-    file->addSeparator();
-    file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+    QSettings settings;
+    restoreLayout(settings);
 }
 
 void MainWindow::connectTo(const ConnectionOptions &options)
 {
     m_banner->setVisible(false);
+    const QString cn = certificateCommonName(options.certPath);
+    m_identity->setText(
+        tr("Admin %1 · %2")
+            .arg(cn.isEmpty() ? tr("(unreadable certificate)") : cn, nodeName(options)));
+    setWindowTitle(m_profileName.isEmpty()
+                       ? tr("CipherMQ Admin — %1").arg(nodeName(options))
+                       : tr("CipherMQ Admin — %1 (%2)").arg(nodeName(options), m_profileName));
     if (m_session.open(options)) {
         QSettings settings;
         rememberConnection(settings, options);

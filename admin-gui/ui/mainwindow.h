@@ -1,7 +1,9 @@
 #pragma once
 // The console's window: Overview, Queues, Exchanges, Connections and Rate limits tabs fed by
 // one AdminSession's watch stream, per-queue detail windows, the admin actions behind
-// confirmations, export, and a status bar with the connection state, broker version and uptime.
+// confirmations, export, and a status bar with the connection state, the admin identity (CN)
+// and node, broker version and uptime. Saved profiles open one window per broker, side by
+// side; tab shortcuts, filter and refresh keys; column, sort and window layout remembered.
 
 #include <functional>
 
@@ -13,6 +15,7 @@
 #include <QTreeView>
 
 #include "models/adminsession.h"
+#include "models/connectionprofiles.h"
 #include "models/connectiontablemodel.h"
 #include "models/exchangetreemodel.h"
 #include "models/queuedepthhistory.h"
@@ -41,6 +44,11 @@ public:
 
     void setConfirm(Confirm confirm) { m_confirm = std::move(confirm); }
     void connectTo(const ConnectionOptions &options);
+    // Connects this window to the profile's first broker and opens one more window per other
+    // broker (closed with their own close box); returns those extra windows.
+    QList<MainWindow *> openProfile(const ConnectionProfile &profile);
+    // Adds the connected broker to the saved profile `name` (created when missing).
+    bool addCurrentBrokerToProfile(QSettings &settings, const QString &name);
     // "overview", "queues", "exchanges", "connections" or "ratelimits"; false when unknown.
     bool selectTab(const QString &name);
 
@@ -59,6 +67,19 @@ public:
     // The visible banner text: refusals and action results, for the operator and for tests.
     QString bannerText() const { return m_banner->text(); }
     QString statusText() const { return m_state->text(); }
+    // "Admin <CN> · <host>:<port>": the identity from the certificate itself, and the node.
+    QString identityText() const { return m_identity->text(); }
+    QString profileName() const { return m_profileName; }
+
+    // F5: a fresh snapshot now (or an immediate retry while reconnecting).
+    void refresh();
+    // Ctrl+F: the filter of the current tab, when it has one.
+    void focusFilter();
+    // Column widths and sort order of every table, the window's geometry and state.
+    void saveLayout(QSettings &settings) const;
+    void restoreLayout(QSettings &settings);
+    // The About box's text: CipherMQ, Qt and OpenSSL versions.
+    static QString aboutText();
     int snapshotCount() const { return m_snapshotCount; }
 
     // The buttons and menu entries call these; public so tests drive the same code path.
@@ -74,8 +95,13 @@ public:
     // One watch snapshot into every model and view (the session's snapshots arrive here).
     void showSnapshot(const QJsonObject &snapshot);
 
+protected:
+    void closeEvent(QCloseEvent *event) override;
+
 private:
     void buildMenus();
+    void fillProfilesMenu(QMenu *menu);
+    void addToProfileInteractively();
     void updateQueueDetail(QueueDetailDialog *detail, const QJsonObject &snapshot);
     // Ends a connect started from the dialog; true when the state change is fully handled.
     bool finishDialogConnect(AdminSession::State state);
@@ -101,10 +127,12 @@ private:
     TablePage *m_rateLimitsPage;
     QTreeView *m_exchangeView;
     QLabel *m_state;
+    QLabel *m_identity;
     QLabel *m_version;
     QLabel *m_uptime;
     Confirm m_confirm;
     int m_snapshotCount = 0;
+    QString m_profileName;
 };
 
 } // namespace cmq::admingui

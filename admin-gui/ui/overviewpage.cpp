@@ -1,5 +1,6 @@
 #include "ui/overviewpage.h"
 
+#include "models/palettecolors.h"
 #include <QChart>
 #include <QChartView>
 #include <QGridLayout>
@@ -80,6 +81,7 @@ QChartView *OverviewPage::makeChart(const QString &title, const QList<QLineSerie
                                     QValueAxis **x, QValueAxis **y)
 {
     auto *chart = new QChart;
+    chart->setTheme(isDarkPalette() ? QChart::ChartThemeDark : QChart::ChartThemeLight);
     chart->setTitle(title);
     chart->legend()->setAlignment(Qt::AlignRight);
     *x = new QValueAxis;

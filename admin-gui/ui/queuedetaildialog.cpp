@@ -1,5 +1,6 @@
 #include "ui/queuedetaildialog.h"
 
+#include "models/palettecolors.h"
 #include <QChart>
 #include <QChartView>
 #include <QDialogButtonBox>
@@ -83,7 +84,7 @@ QueueDetailDialog::QueueDetailDialog(const QString &queue, QWidget *parent)
     font.setBold(true);
     heading->setFont(font);
     heading->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_state->setStyleSheet(QStringLiteral("color:#8a1c1c"));
+    m_state->setStyleSheet(QStringLiteral("color:%1").arg(errorText().name()));
 
     auto *tables = new QSplitter(Qt::Horizontal);
     QTableView *bindings = makeTable(&m_bindings);
@@ -145,6 +146,7 @@ QWidget *QueueDetailDialog::makeChart()
     m_unacked = new QLineSeries;
     m_unacked->setName(tr("unacked"));
     auto *chart = new QChart;
+    chart->setTheme(isDarkPalette() ? QChart::ChartThemeDark : QChart::ChartThemeLight);
     chart->setTitle(tr("Depth (messages)"));
     chart->legend()->setAlignment(Qt::AlignRight);
     m_x = new QValueAxis;

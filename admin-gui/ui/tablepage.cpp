@@ -87,6 +87,21 @@ bool TablePage::selectKey(const QString &key)
     return true;
 }
 
+QByteArray TablePage::saveHeaderState() const
+{
+    return m_view->horizontalHeader()->saveState();
+}
+
+bool TablePage::restoreHeaderState(const QByteArray &state)
+{
+    QHeaderView *header = m_view->horizontalHeader();
+    if (state.isEmpty() || !header->restoreState(state))
+        return false;
+    m_sized = true;
+    m_view->sortByColumn(header->sortIndicatorSection(), header->sortIndicatorOrder());
+    return true;
+}
+
 void TablePage::updateButtons()
 {
     const bool selected = m_view->selectionModel()->hasSelection();

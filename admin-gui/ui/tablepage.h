@@ -29,6 +29,10 @@ public:
     int selectedSourceRow() const;
     // Selects the row with this key (for tests and for keeping the selection).
     bool selectKey(const QString &key);
+    // Column widths and sort order, for QSettings; restoring an empty or foreign state is a
+    // no-op, a restored one keeps its widths (the first data no longer resizes the columns).
+    QByteArray saveHeaderState() const;
+    bool restoreHeaderState(const QByteArray &state);
 
 private:
     void updateButtons();

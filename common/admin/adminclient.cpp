@@ -10,6 +10,7 @@ AdminClient::AdminClient(QObject *parent) : QObject(parent)
     // Small requests that must leave at once (no Nagle delay); set once the TCP connection is up.
     connect(&m_socket, &QSslSocket::connected, this,
             [this] { m_socket.setSocketOption(QAbstractSocket::LowDelayOption, 1); });
+    connect(&m_parser, &SnapshotParser::parsed, this, &AdminClient::snapshotReceived);
     connect(&m_socket, &QSslSocket::encrypted, this, &AdminClient::connected);
     connect(&m_socket, &QSslSocket::readyRead, this, &AdminClient::onReadyRead);
     connect(&m_socket, &QSslSocket::disconnected, this, [this] {
@@ -48,11 +49,13 @@ void AdminClient::connectToBroker(const QString &host, quint16 port)
     m_lastError.clear();
     m_reader.reset();
     m_ids.clear();
+    m_parser.discardPending(); // a late snapshot of the previous connection is not this one's
     m_socket.connectToHostEncrypted(host, port);
 }
 
 void AdminClient::disconnectFromBroker()
 {
+    m_parser.discardPending();
     m_socket.disconnectFromHost();
 }
 
@@ -104,7 +107,8 @@ void AdminClient::onReadyRead()
             break;
         }
         case AdminMessage::Kind::Snapshot:
-            Q_EMIT snapshotReceived(QJsonDocument::fromJson(message.body).object());
+            m_parser.parse(message.body); // snapshotReceived follows, from the parser
+
             break;
         case AdminMessage::Kind::Notice:
             Q_EMIT noticeReceived(QString::fromUtf8(message.body));

@@ -13,6 +13,7 @@
 
 #include "admin/adminreplyreader.h"
 #include "admin/adminrequest.h"
+#include "admin/snapshotparser.h"
 #include "util/result.h"
 
 namespace cmq::admin {
@@ -60,12 +61,15 @@ Q_SIGNALS:
     // Socket or TLS errors, and a refusal at connect ("Unauthorized: ..."), as text.
     void errorOccurred(const QString &message);
     void replyReceived(quint64 id, const cmq::admin::AdminReply &reply);
+    // Parsed off this thread (SnapshotParser), so it may follow a reply sent after it; a
+    // snapshot overtaken by a newer one before it was parsed is skipped.
     void snapshotReceived(const QJsonObject &snapshot);
     void noticeReceived(const QString &text);
 
 private:
     void onReadyRead();
 
+    SnapshotParser m_parser;
     QSslSocket m_socket;
     AdminReplyReader m_reader;
     std::deque<quint64> m_ids; // request ids in send order

@@ -3,7 +3,8 @@
 // a purge from the UI empties the queue, export writes files that parse (promtool for the
 // Prometheus one), the headless --export works, refusals read clearly in the window and in
 // the connect dialog, and the window reconnects after a broker restart. Every wait is a
-// deadline on an observable state, never a fixed sleep.
+// deadline on an observable state, never a fixed sleep. A saved profile listing two brokers
+// opens both side by side, each window naming its admin CN and node; F5 fetches a snapshot.
 
 #include <QApplication>
 #include <QFile>
@@ -75,6 +76,8 @@ private Q_SLOTS:
     void connectDialogShowsFailure();
     void connectDialogConnects();
     void reconnectsAfterBrokerRestart();
+    void profileOpensEveryBroker();
+    void refreshFetchesASnapshotNow();
 
 private:
     ConnectionOptions options(const QString &identity, const QString &ca = "ca.crt") const;
@@ -434,6 +437,67 @@ void tst_MainWindow::reconnectsAfterBrokerRestart()
     QCOMPARE(cell(*m_window, "receiver_1_gui_b", QueueTableModel::Ready), QStringLiteral("1"));
     QCOMPARE(m_window->queuesPage()->selectedSourceRow(),
              m_window->queueModel().rowOf("receiver_1_gui_b"));
+}
+
+void tst_MainWindow::profileOpensEveryBroker()
+{
+    BrokerProcess second;
+    const quint16 secondAdminPort = freePort();
+    second.set("admin.enabled", "true");
+    second.set("admin.address", QStringLiteral("\"127.0.0.1:%1\"").arg(secondAdminPort));
+    QVERIFY2(second.start(), second.output().constData());
+    TestClient client("receiver_1");
+    QVERIFY(client.connectTo(second.port()));
+    QCOMPARE(client.request("declare_queue receiver_1_only_on_second"), "Queue declared");
+
+    ConnectionOptions secondNode = options("ops-admin-2");
+    secondNode.port = secondAdminPort;
+    const cmq::admingui::ConnectionProfile profile{"two brokers",
+                                                   {options("ops-admin"), secondNode}};
+    QTemporaryDir dir;
+    QSettings settings(dir.filePath("profiles.ini"), QSettings::IniFormat);
+    cmq::admingui::saveProfile(settings, profile);
+    const auto saved = cmq::admingui::loadProfiles(settings);
+    QCOMPARE(saved.size(), 1);
+
+    MainWindow first;
+    first.session().setWatchIntervalMs(200);
+    first.show();
+    const QList<MainWindow *> opened = first.openProfile(saved.first());
+    QCOMPARE(opened.size(), 1);
+    std::unique_ptr<MainWindow> other(opened.first());
+    for (MainWindow *window : {&first, other.get()}) {
+        QTRY_COMPARE_WITH_TIMEOUT(window->session().state(), AdminSession::State::Connected,
+                                  Deadline);
+        QTRY_VERIFY_WITH_TIMEOUT(window->snapshotCount() > 0, Deadline);
+        QCOMPARE(window->profileName(), "two brokers");
+    }
+    // Each window shows its own broker, and names who it is and where.
+    QCOMPARE(first.identityText(),
+             QStringLiteral("Admin ops-admin · localhost:%1").arg(m_adminPort));
+    QCOMPARE(other->identityText(),
+             QStringLiteral("Admin ops-admin-2 · localhost:%1").arg(secondAdminPort));
+    QTRY_VERIFY_WITH_TIMEOUT(other->queueModel().rowOf("receiver_1_only_on_second") >= 0, Deadline);
+    QVERIFY(first.queueModel().rowOf("receiver_1_only_on_second") < 0);
+    QVERIFY(first.queueModel().rowOf("receiver_1_gui_b") >= 0);
+    QVERIFY(other->queueModel().rowOf("receiver_1_gui_b") < 0);
+    other.reset();
+    first.session().close();
+    QVERIFY(second.terminate());
+}
+
+void tst_MainWindow::refreshFetchesASnapshotNow()
+{
+    MainWindow window;
+    window.session().setWatchIntervalMs(60000); // the longest: no second snapshot without F5
+    window.show();
+    connectWindow(window);
+    QApplication::setActiveWindow(&window);
+    QVERIFY(QTest::qWaitForWindowActive(&window));
+    const int before = window.snapshotCount();
+    QTest::keyClick(&window, Qt::Key_F5);
+    QTRY_COMPARE_WITH_TIMEOUT(window.snapshotCount(), before + 1, Deadline);
+    window.session().close();
 }
 
 QTEST_MAIN(tst_MainWindow)
