@@ -32,10 +32,15 @@ for target in "${targets[@]}"; do
     log=$out/$target.log
     mkdir -p "$out"
     start=$(date +%s)
-    if bash "$root/tests/fuzz/run-fuzz.sh" "$target" "$out" "$seconds" "${runs[@]}" >"$log" 2>&1; then
+    code=0
+    bash "$root/tests/fuzz/run-fuzz.sh" "$target" "$out" "$seconds" "${runs[@]}" >"$log" 2>&1 ||
+        code=$?
+    if ((code == 0)); then
         status=ok
+    elif ((code == 72)); then # libFuzzer's exit code after SIGINT: stopped, nothing found
+        status="interrupted, no finding"
     else
-        status="FAILED (exit $?, see $log and $out/$target/artifacts)"
+        status="FAILED (exit $code, see $log and $out/$target/artifacts)"
         failed+=("$target")
     fi
     # libFuzzer's final statistics, and the wall time including the build.
