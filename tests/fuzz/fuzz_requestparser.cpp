@@ -16,16 +16,11 @@
 #include "protocol/lineframer.h"
 #include "protocol/replies.h"
 #include "protocol/request.h"
+#include "fuzzcheck.h"
 
 using namespace cmq::protocol;
 
 namespace {
-
-#define CHECK(condition)                                                                           \
-    do {                                                                                           \
-        if (!(condition))                                                                          \
-            __builtin_trap();                                                                      \
-    } while (false)
 
 // A deliberately naive decoder of the UTF-8 definition (Unicode table 3-7), to cross-check the
 // fast validator.

@@ -1,18 +1,59 @@
 #!/usr/bin/env bash
-# Builds the request-parser fuzzer with clang (libFuzzer + ASan + UBSan) and runs it for a
-# bounded time. Exits non-zero on any crash, sanitizer report or broken invariant; exits 77
-# (CTest "skipped") when no clang++ with libFuzzer is available.
+# Builds one fuzz target with clang (libFuzzer + ASan + UBSan) and runs it for a bounded time.
+# Exits non-zero on any crash, sanitizer report or broken invariant; exits 77 (CTest "skipped")
+# when no clang++ with libFuzzer is available.
 #
-#   run-fuzz.sh <builddir> [seconds=60]
+#   run-fuzz.sh <target> <builddir> [seconds=60] [extra libFuzzer options...]
 #
-# It compiles the four protocol sources directly: they only need Qt Core, so the fuzzer does not
-# depend on the rest of the project (or on the project's own compiler and flags).
+# Targets (tests/fuzz/fuzz_<target>.cpp, seeds in corpus/<target>/, dictionary <target>.dict):
+#   requestparser  framing, request parsing, envelope inspection, batch splitting
+#   envelope       the envelope validator and batch splitter against Qt's reading of the JSON
+#   adminrequest   the admin listener's framing and request parser
+#   config         the broker's config loader (TOML parse and validation)
+#
+# It compiles the few sources a target needs directly: they only need Qt (and toml++ for the
+# config loader), so the fuzzers do not depend on the rest of the project (or on the project's
+# own compiler and flags). seconds=0 means no time limit (then pass -runs=N).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
-out=${1:?usage: run-fuzz.sh <builddir> [seconds]}
-seconds=${2:-60}
+target=${1:?usage: run-fuzz.sh <target> <builddir> [seconds] [libFuzzer options...]}
+out=${2:?usage: run-fuzz.sh <target> <builddir> [seconds] [libFuzzer options...]}
+seconds=${3:-60}
+shift $(($# < 3 ? $# : 3))
+
+protocol=(
+    "$root/common/protocol/lineframer.cpp"
+    "$root/common/protocol/requestparser.cpp"
+    "$root/common/protocol/replies.cpp"
+    "$root/common/protocol/envelope.cpp"
+)
+headers=("$root"/common/protocol/*.h "$root/common/util/result.h" "$here/fuzzcheck.h")
+packages=(Qt6Core)
+includes=(-I"$root/common" -I"$here")
+max_len=8192
+case $target in
+requestparser | envelope)
+    sources=("${protocol[@]}")
+    ;;
+adminrequest)
+    sources=("${protocol[@]}" "$root/common/admin/adminrequestparser.cpp")
+    headers+=("$root"/common/admin/adminrequest.h)
+    ;;
+config)
+    sources=("${protocol[@]}" "$root/broker/config/config.cpp" "$root/broker/config/tomlreader.cpp")
+    headers+=("$root"/broker/config/*.h)
+    packages=(Qt6Network tomlplusplus)
+    includes+=(-I"$root/broker")
+    max_len=16384
+    ;;
+*)
+    echo "run-fuzz.sh: unknown target '$target'" >&2
+    exit 2
+    ;;
+esac
+sources=("$here/fuzz_$target.cpp" "${sources[@]}")
 
 cxx=${CMQ_FUZZ_CXX:-}
 if [[ -z $cxx ]]; then
@@ -28,18 +69,9 @@ if [[ -z $cxx ]]; then
     exit 77
 fi
 
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-binary=$out/fuzz_requestparser
-
-sources=(
-    "$here/fuzz_requestparser.cpp"
-    "$root/common/protocol/lineframer.cpp"
-    "$root/common/protocol/requestparser.cpp"
-    "$root/common/protocol/replies.cpp"
-    "$root/common/protocol/envelope.cpp"
-)
-headers=("$root"/common/protocol/*.h "$root/common/util/result.h")
+mkdir -p "$out/$target"
+out=$(cd "$out/$target" && pwd)
+binary=$out/fuzz_$target
 
 # Rebuild only when a source, a header or this script changed.
 stale=0
@@ -55,9 +87,9 @@ if ((stale)); then
     # shellcheck disable=SC2046 # pkg-config output is meant to be split
     "$cxx" -std=c++20 -g -O1 -fno-omit-frame-pointer -fPIC -Wall -Wextra \
         -fsanitize=fuzzer,address,undefined -fno-sanitize=vptr -fno-sanitize-recover=all \
-        -DQT_NO_KEYWORDS -I"$root/common" \
+        -DQT_NO_KEYWORDS "${includes[@]}" \
         "${sources[@]}" \
-        $(pkg-config --cflags --libs Qt6Core) \
+        $(pkg-config --cflags --libs "${packages[@]}") \
         -o "$binary.tmp"
     mv "$binary.tmp" "$binary"
 fi
@@ -67,12 +99,13 @@ mkdir -p "$out/corpus" "$out/artifacts"
 # libFuzzer reports crashes with exit code 77 by default, which CTest would take for "skipped".
 exec "$binary" \
     -max_total_time="$seconds" \
-    -max_len=8192 \
+    -max_len="$max_len" \
     -timeout=10 \
     -rss_limit_mb=2048 \
     -error_exitcode=1 \
     -timeout_exitcode=2 \
     -print_final_stats=1 \
-    -dict="$here/requests.dict" \
+    -dict="$here/$target.dict" \
     -artifact_prefix="$out/artifacts/" \
-    "$out/corpus" "$here/corpus"
+    "$@" \
+    "$out/corpus" "$here/corpus/$target"

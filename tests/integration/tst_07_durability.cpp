@@ -4,6 +4,9 @@
 // restart; duplicate ids are refused across restarts; and (PostgreSQL) a database restart in
 // the middle of a stream loses nothing and needs no broker restart.
 
+#include <memory>
+#include <vector>
+
 #include <QtTest>
 
 #include "brokerprocess.h"
@@ -46,7 +49,7 @@ private:
                                   QSet<QByteArray> *redelivered = nullptr);
 
     PostgresServer m_fixture;
-    QList<TestDatabase *> m_databases;
+    std::vector<std::unique_ptr<TestDatabase>> m_databases; // dropped when the test ends
 };
 
 void tst_Durability::initTestCase()
@@ -59,8 +62,7 @@ void tst_Durability::initTestCase()
 void tst_Durability::configure(BrokerProcess &broker, const QString &driver)
 {
     if (driver == QLatin1String("postgresql")) {
-        auto *database = new TestDatabase(m_fixture);
-        m_databases.append(database);
+        const auto &database = m_databases.emplace_back(std::make_unique<TestDatabase>(m_fixture));
         QVERIFY2(database->isValid(), qPrintable(database->error()));
         broker.usePostgres(m_fixture.host, m_fixture.port, m_fixture.user, database->name());
     }
