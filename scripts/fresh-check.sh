@@ -3,7 +3,7 @@
 # filesystem, as a newcomer would run them. A green run on a machine that has collected
 # packages over time can hide a missing install step; this cannot.
 #
-#   scripts/fresh-check.sh [--user] [--tests REGEX] [--also SCRIPT] [--keep]
+#   scripts/fresh-check.sh [--user] [--tests REGEX] [--also COMMAND] [--keep]
 #
 # 1. base     a minimal Debian 12 root (`mmdebstrap --variant=apt bookworm`), cached as a
 #             tarball in $CMQ_FRESH_CACHE (default /var/cache/ciphermq-fresh) for a week
@@ -12,8 +12,8 @@
 # 4. run-dev  ./scripts/run-dev.sh until the broker prints its ready line; then the README's
 #             `openssl s_client` example must answer `Queue declared`
 # 5. test     ./scripts/test.sh to CTest's summary (only the tests matching REGEX with --tests)
-# 6. also     with --also SCRIPT: `bash SCRIPT` in the same root afterwards, as root (CI runs the
-#             sanitizer build there, on the packages the quick start installed)
+# 6. also     with --also COMMAND: that shell command in the clone in the same root afterwards,
+#             as root (CI runs the sanitizer build there, on the packages the quick start installed)
 #
 # --user runs both commands as a new unprivileged user with passwordless sudo (installed first,
 # as that user's administrator would have), instead of root. --keep leaves the root behind.
@@ -31,7 +31,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
     --user) as_user=newcomer ;;
     --tests) tests=${2:?--tests needs a regular expression}; shift ;;
-    --also) also=${2:?--also needs a script path}; shift ;;
+    --also) also=${2:?--also needs a command}; shift ;;
     --keep) keep=1 ;;
     -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "fresh-check.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
@@ -162,8 +162,8 @@ in_root "${run_as[@]}" bash -c "cd $src && ./scripts/test.sh \"\$@\"" test "${ct
     || fail "the second quick-start command failed (its output is above)"
 
 if [ -n "$also" ]; then
-    step "also: bash $also"
-    in_root bash -c "cd $src && bash $also" || fail "$also failed (its output is above)"
+    step "also: $also"
+    in_root bash -c "cd $src && $also" || fail "'$also' failed (its output is above)"
 fi
 
 step "done"
