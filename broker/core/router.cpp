@@ -178,28 +178,71 @@ QByteArray Router::refusal(const QByteArray &line, const QByteArray &messageId, 
     return reply::batchError(text, messageId);
 }
 
+void Router::answer(const PublishCallPtr &call, qsizetype index, QByteArray line)
+{
+    call->replies[index] = std::move(line);
+    if (--call->unanswered == 0)
+        call->done(call->replies.join());
+}
+
+void Router::settleWaiters(const QByteArray &id, QList<InflightWaiter> waiters,
+                           const storage::PublishResult &result)
+{
+    for (const InflightWaiter &waiter : waiters) {
+        QByteArray line;
+        switch (result.outcome) {
+        case storage::PublishOutcome::Stored:
+            // Stored once, by the first: counted as the second copy of a known id it is.
+            ++m_stats.duplicates;
+            line = reply::ack(id);
+            break;
+        case storage::PublishOutcome::Duplicate:
+            ++m_stats.duplicates;
+            line = refusal(reply::duplicateMessage(id), id, waiter.call->batch);
+            break;
+        case storage::PublishOutcome::Failed:
+            ++m_stats.rejected;
+            line = refusal(reply::error(result.error.toUtf8()), id, waiter.call->batch);
+            break;
+        }
+        answer(waiter.call, waiter.index, std::move(line));
+    }
+}
+
 void Router::publish(const QString &sender, const QString &exchange, const QString &routingKey,
                      QList<Publication> messages, bool batch, std::function<void(QByteArray)> done)
 {
     const qsizetype count = messages.size();
-    QList<QByteArray> replies(count);
+    auto call = std::make_shared<PublishCall>();
+    call->replies.resize(count);
+    call->unanswered = count;
+    call->batch = batch;
+    call->done = std::move(done);
+    if (count == 0)
+        return call->done({});
     QList<storage::MessageRecord> records;
     QList<qsizetype> recordIndex; // record → position in `messages`
-    QList<QList<Queue *>> recordQueues;
     const QList<Queue *> targets = route(exchange, routingKey);
     const QDateTime now = QDateTime::currentDateTimeUtc();
 
     for (qsizetype i = 0; i < count; ++i) {
         const QByteArray &id = messages[i].messageId;
-        if (m_inflight.contains(id) || m_live.contains(id)) {
+        if (m_live.contains(id)) {
             ++m_stats.duplicates;
-            replies[i] = refusal(reply::duplicateMessage(id), id, batch);
+            answer(call, i, refusal(reply::duplicateMessage(id), id, batch));
+            continue;
+        }
+        if (const auto inflight = m_inflight.find(id); inflight != m_inflight.end()) {
+            // Typically a client that lost its connection resending: it learns the outcome of
+            // the first commit, not a "Duplicate" that would make it drop the message.
+            inflight->append(InflightWaiter{call, i});
             continue;
         }
         if (targets.isEmpty()) {
             ++m_stats.unroutable;
-            replies[i] =
-                refusal(reply::noQueuesBound(exchange.toUtf8(), routingKey.toUtf8()), id, batch);
+            answer(
+                call, i,
+                refusal(reply::noQueuesBound(exchange.toUtf8(), routingKey.toUtf8()), id, batch));
             continue;
         }
         const auto full = std::find_if(targets.cbegin(), targets.cend(), [](Queue *q) {
@@ -212,7 +255,7 @@ void Router::publish(const QString &sender, const QString &exchange, const QStri
                                      .arg((*full)->name())
                                      .arg((*full)->maxLength())
                                      .arg(QString::fromUtf8(id));
-            replies[i] = refusal(reply::error(text.toUtf8()), id, batch);
+            answer(call, i, refusal(reply::error(text.toUtf8()), id, batch));
             continue;
         }
         storage::MessageRecord record;
@@ -226,13 +269,13 @@ void Router::publish(const QString &sender, const QString &exchange, const QStri
             record.queues.append(queue->name());
             ++queue->inflight;
         }
-        m_inflight.insert(id);
+        m_inflight.insert(id, {});
         records.append(std::move(record));
         recordIndex.append(i);
     }
 
     if (records.isEmpty())
-        return done(replies.join());
+        return; // answered, or waiting on other requests' commits
 
     // Keep what enqueueing needs after the commit; the records themselves move to storage.
     struct Pending
@@ -249,48 +292,48 @@ void Router::publish(const QString &sender, const QString &exchange, const QStri
                     r.queues});
     }
 
-    m_storage.publish(std::move(records),
-                      [this, replies = std::move(replies), recordIndex = std::move(recordIndex),
-                       pending = std::move(pending), batch,
-                       done = std::move(done)](QList<storage::PublishResult> results) mutable {
-                          QSet<Queue *> touched;
-                          for (qsizetype r = 0; r < pending.size(); ++r) {
-                              const Pending &p = pending[r];
-                              const QByteArray &id = p.message->id;
-                              m_inflight.remove(id);
-                              QList<Queue *> queues;
-                              for (const QString &name : p.queues) {
-                                  if (Queue *queue = m_queues.value(name)) {
-                                      --queue->inflight;
-                                      queues.append(queue);
-                                  }
-                              }
-                              const storage::PublishResult result =
-                                  r < results.size() ? results[r] : storage::PublishResult{};
-                              QByteArray &line = replies[recordIndex[r]];
-                              switch (result.outcome) {
-                              case storage::PublishOutcome::Stored:
-                                  ++m_stats.published;
-                                  for (Queue *queue : queues) {
-                                      enqueue(queue, p.message, false);
-                                      touched.insert(queue);
-                                  }
-                                  line = reply::ack(id);
-                                  break;
-                              case storage::PublishOutcome::Duplicate:
-                                  ++m_stats.duplicates;
-                                  line = refusal(reply::duplicateMessage(id), id, batch);
-                                  break;
-                              case storage::PublishOutcome::Failed:
-                                  ++m_stats.rejected;
-                                  line = refusal(reply::error(result.error.toUtf8()), id, batch);
-                                  break;
-                              }
-                          }
-                          done(replies.join());
-                          for (Queue *queue : touched)
-                              dispatch(queue);
-                      });
+    m_storage.publish(
+        std::move(records), [this, call, recordIndex = std::move(recordIndex),
+                             pending = std::move(pending)](QList<storage::PublishResult> results) {
+            QSet<Queue *> touched;
+            for (qsizetype r = 0; r < pending.size(); ++r) {
+                const Pending &p = pending[r];
+                const QByteArray &id = p.message->id;
+                QList<InflightWaiter> waiters = m_inflight.take(id);
+                QList<Queue *> queues;
+                for (const QString &name : p.queues) {
+                    if (Queue *queue = m_queues.value(name)) {
+                        --queue->inflight;
+                        queues.append(queue);
+                    }
+                }
+                const storage::PublishResult result =
+                    r < results.size() ? results[r] : storage::PublishResult{};
+                QByteArray line;
+                switch (result.outcome) {
+                case storage::PublishOutcome::Stored:
+                    ++m_stats.published;
+                    for (Queue *queue : queues) {
+                        enqueue(queue, p.message, false);
+                        touched.insert(queue);
+                    }
+                    line = reply::ack(id);
+                    break;
+                case storage::PublishOutcome::Duplicate:
+                    ++m_stats.duplicates;
+                    line = refusal(reply::duplicateMessage(id), id, call->batch);
+                    break;
+                case storage::PublishOutcome::Failed:
+                    ++m_stats.rejected;
+                    line = refusal(reply::error(result.error.toUtf8()), id, call->batch);
+                    break;
+                }
+                answer(call, recordIndex[r], std::move(line));
+                settleWaiters(id, std::move(waiters), result);
+            }
+            for (Queue *queue : touched)
+                dispatch(queue);
+        });
 }
 
 void Router::enqueue(Queue *queue, const MessagePtr &message, bool redelivered)

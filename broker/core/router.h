@@ -5,6 +5,7 @@
 // connection goes away or an ack times out. It never touches sockets or SQL itself.
 
 #include <functional>
+#include <memory>
 
 #include <QHash>
 #include <QObject>
@@ -129,6 +130,21 @@ private:
         QString sender;
         int queueRefs = 0;
     };
+    // One publish or publish_batch request: its reply lines, sent together once each message
+    // has one. A message may wait on another request's commit of the same id.
+    struct PublishCall
+    {
+        QList<QByteArray> replies;
+        qsizetype unanswered = 0;
+        bool batch = false;
+        std::function<void(QByteArray)> done;
+    };
+    using PublishCallPtr = std::shared_ptr<PublishCall>;
+    struct InflightWaiter
+    {
+        PublishCallPtr call;
+        qsizetype index = 0;
+    };
 
     EndpointState &stateFor(Endpoint *endpoint);
     Queue *addQueue(const QString &name, const QString &owner, qint64 maxLength,
@@ -140,6 +156,10 @@ private:
     }
     QList<Queue *> route(const QString &exchange, const QString &routingKey) const;
     QByteArray refusal(const QByteArray &text, const QByteArray &messageId, bool batch) const;
+    static void answer(const PublishCallPtr &call, qsizetype index, QByteArray line);
+    // Answers the publishes of `id` that arrived while its commit was pending: as the commit.
+    void settleWaiters(const QByteArray &id, QList<InflightWaiter> waiters,
+                       const storage::PublishResult &result);
     void enqueue(Queue *queue, const MessagePtr &message, bool redelivered);
     // drop-head: evicts the oldest ready messages until `room` more fit under the limit.
     void evictForRoom(Queue *queue, qsizetype room);
@@ -159,7 +179,9 @@ private:
     QHash<QString, Queue *> m_queues;
     QHash<Endpoint *, EndpointState> m_endpoints;
     QHash<QByteArray, LiveMessage> m_live; // messages still in some queue, for dedupe and resend
-    QSet<QByteArray> m_inflight;           // published, commit pending
+    // Published, commit pending → later publishes of the same id, answered with its outcome
+    // ("Duplicate" only ever means committed).
+    QHash<QByteArray, QList<InflightWaiter>> m_inflight;
     QElapsedTimer m_clock;
     QTimer m_ackTimeoutTimer;
     quint64 m_deliverySeq = 0;
