@@ -436,6 +436,24 @@ Status Router::consume(Endpoint *endpoint, const QString &queueName)
     return success();
 }
 
+void Router::declareAndConsume(Endpoint *endpoint, const QString &queue, const QString &owner,
+                               Done done)
+{
+    // The ticket lives in the endpoint's state, which endpointClosed() erases: a declare that
+    // commits after the close finds no ticket (even if a new connection reuses the address).
+    const quint64 ticket = ++m_consumeTicket;
+    stateFor(endpoint).pendingConsumes.insert(ticket);
+    declareQueue(queue, owner, [this, endpoint, queue, ticket, done = std::move(done)](Status st) {
+        const auto stateIt = m_endpoints.find(endpoint);
+        const bool open = stateIt != m_endpoints.end() && stateIt->pendingConsumes.remove(ticket);
+        if (!st)
+            return done(st);
+        if (!open)
+            return done(failure(QStringLiteral("Connection closed before the subscription")));
+        done(consume(endpoint, queue));
+    });
+}
+
 QByteArray Router::fetch(Endpoint *endpoint, const QString &queueName)
 {
     Queue *queue = m_queues.value(queueName);
@@ -547,7 +565,7 @@ Router::EndpointState &Router::stateFor(Endpoint *endpoint)
 {
     auto it = m_endpoints.find(endpoint);
     if (it == m_endpoints.end())
-        it = m_endpoints.insert(endpoint, EndpointState{m_performance.defaultPrefetch, {}, {}});
+        it = m_endpoints.insert(endpoint, EndpointState{m_performance.defaultPrefetch, {}, {}, {}});
     return *it;
 }
 

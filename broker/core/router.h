@@ -77,6 +77,11 @@ public:
 
     bool hasQueue(const QString &name) const { return m_queues.contains(name); }
     Status consume(Endpoint *endpoint, const QString &queue);
+    // consume of a queue that does not exist yet: declares it (owned by `owner`), then
+    // subscribes, unless the endpoint closed meanwhile (then `done` gets a failure and no
+    // consumer is registered: it would outlive its connection).
+    void declareAndConsume(Endpoint *endpoint, const QString &queue, const QString &owner,
+                           Done done);
     // The delivery lines for the head of the queue, or empty when there is nothing ready.
     QByteArray fetch(Endpoint *endpoint, const QString &queue);
     Status ack(Endpoint *endpoint, const QByteArray &messageId);
@@ -124,6 +129,7 @@ private:
         int prefetch = 0;
         QList<Consumer *> consumers;
         QHash<QByteArray, QList<Queue *>> unacked; // message id → queues, oldest first
+        QSet<quint64> pendingConsumes;             // declareAndConsume tickets still waiting
     };
     struct LiveMessage
     {
@@ -185,6 +191,7 @@ private:
     QElapsedTimer m_clock;
     QTimer m_ackTimeoutTimer;
     quint64 m_deliverySeq = 0;
+    quint64 m_consumeTicket = 0;
     RouterStats m_stats;
 };
 
