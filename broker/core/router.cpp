@@ -501,6 +501,12 @@ Status Router::ack(Endpoint *endpoint, const QByteArray &messageId)
     return success();
 }
 
+bool Router::awaitsAck(Endpoint *endpoint, const QByteArray &messageId) const
+{
+    const auto stateIt = m_endpoints.constFind(endpoint);
+    return stateIt != m_endpoints.cend() && stateIt->unacked.contains(messageId);
+}
+
 Status Router::nack(Endpoint *endpoint, const QByteArray &messageId, bool requeue)
 {
     const auto stateIt = m_endpoints.constFind(endpoint);

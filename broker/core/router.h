@@ -85,6 +85,8 @@ public:
     // The delivery lines for the head of the queue, or empty when there is nothing ready.
     QByteArray fetch(Endpoint *endpoint, const QString &queue);
     Status ack(Endpoint *endpoint, const QByteArray &messageId);
+    // True when `messageId` was delivered to this endpoint and awaits its ack or nack.
+    bool awaitsAck(Endpoint *endpoint, const QByteArray &messageId) const;
     Status nack(Endpoint *endpoint, const QByteArray &messageId, bool requeue);
     void setPrefetch(Endpoint *endpoint, int prefetch);
 
