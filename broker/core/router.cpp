@@ -33,14 +33,19 @@ Router::~Router()
 
 void Router::restore(const storage::RecoveredState &state)
 {
-    for (const storage::ExchangeRecord &e : state.exchanges)
+    for (const storage::ExchangeRecord &e : state.exchanges) {
         m_exchanges.insert(e.name, ExchangeInfo{e.name, e.type, e.creator});
+        ++m_holdings[e.creator].exchanges;
+    }
     for (const storage::QueueRecord &q : state.queues) {
         addQueue(q.name, q.owner, effectiveMaxLength(q.maxLength),
                  q.overflow.isEmpty() ? m_performance.overflowPolicy : q.overflow);
     }
-    for (const storage::BindingRecord &b : state.bindings)
+    for (const storage::BindingRecord &b : state.bindings) {
         m_bindings[b.exchange][b.routingKey].append(b.queue);
+        if (const Queue *queue = m_queues.value(b.queue))
+            ++m_holdings[queue->owner()].bindings;
+    }
 
     // One Message object per id, shared by every queue it is waiting in.
     QHash<QByteArray, MessagePtr> messages;
@@ -68,9 +73,22 @@ Queue *Router::addQueue(const QString &name, const QString &owner, qint64 maxLen
                         const QString &overflow)
 {
     Queue *&slot = m_queues[name];
-    if (!slot)
+    if (!slot) {
         slot = new Queue(name, owner, maxLength, overflow);
+        ++m_holdings[owner].queues;
+    }
     return slot;
+}
+
+Status Router::checkQuota(const QString &cn, int Holdings::*what, int limit, const char *noun) const
+{
+    // Counts what is committed; declares still in flight may pass it by a few.
+    if (m_holdings.value(cn).*what < limit)
+        return success();
+    return failure(QStringLiteral("%1 quota of '%2' reached (%3 %4s)")
+                       .arg(QLatin1StringView(noun), cn)
+                       .arg(limit)
+                       .arg(QLatin1StringView(noun).toString().toLower()));
 }
 
 void Router::declareExchange(const QString &name, const QString &creator, Done done)
@@ -79,10 +97,16 @@ void Router::declareExchange(const QString &name, const QString &creator, Done d
     // clients (CipherMQ_exchange) is declared by every receiver. The creator is recorded.
     if (m_exchanges.contains(name))
         return done(success());
+    if (Status quota =
+            checkQuota(creator, &Holdings::exchanges, m_performance.maxExchangesPerCn, "Exchange");
+        !quota)
+        return done(quota);
     const storage::ExchangeRecord record{name, QStringLiteral("direct"), creator};
     m_storage.saveExchange(record, [this, record, done = std::move(done)](Status status) {
-        if (status && !m_exchanges.contains(record.name))
+        if (status && !m_exchanges.contains(record.name)) {
             m_exchanges.insert(record.name, ExchangeInfo{record.name, record.type, record.creator});
+            ++m_holdings[record.creator].exchanges;
+        }
         done(status);
     });
 }
@@ -91,6 +115,9 @@ void Router::declareQueue(const QString &name, const QString &owner, Done done)
 {
     if (m_queues.contains(name))
         return done(success());
+    if (Status quota = checkQuota(owner, &Holdings::queues, m_performance.maxQueuesPerCn, "Queue");
+        !quota)
+        return done(quota);
     const storage::QueueRecord record{name, owner, m_performance.maxQueueSize,
                                       m_performance.overflowPolicy};
     m_storage.saveQueue(record, [this, record, done = std::move(done)](Status status) {
@@ -109,12 +136,19 @@ void Router::bind(const QString &queue, const QString &exchange, const QString &
         return done(failure(QStringLiteral("Exchange '%1' not found").arg(exchange)));
     if (m_bindings.value(exchange).value(routingKey).contains(queue))
         return done(success());
+    if (Status quota = checkQuota(m_queues.value(queue)->owner(), &Holdings::bindings,
+                                  m_performance.maxBindingsPerCn, "Binding");
+        !quota)
+        return done(quota);
     const storage::BindingRecord record{queue, exchange, routingKey};
     m_storage.saveBinding(record, [this, record, done = std::move(done)](Status status) {
         if (status) {
             QStringList &queues = m_bindings[record.exchange][record.routingKey];
-            if (!queues.contains(record.queue))
+            const Queue *target = m_queues.value(record.queue);
+            if (!queues.contains(record.queue) && target) {
                 queues.append(record.queue);
+                ++m_holdings[target->owner()].bindings;
+            }
         }
         done(status);
     });
@@ -663,6 +697,9 @@ void Router::deleteQueue(const QString &name, std::function<void(Result<DeleteOu
             delete consumer;
             ++outcome.consumersCancelled;
         }
+        Holdings &holdings = m_holdings[queue->owner()];
+        --holdings.queues;
+        holdings.bindings -= int(outcome.bindingsRemoved);
         delete queue;
         qCInfo(lcRouter, "deleted queue %s: %lld messages, %lld consumers, %lld bindings",
                qPrintable(name), qlonglong(outcome.messagesDropped),

@@ -179,8 +179,19 @@ private:
     void releaseLive(const QByteArray &messageId);
     void expireUnacked();
 
+    // What each CN holds, for its quotas (max_queues_per_cn and friends): queues it owns,
+    // exchanges it created, bindings to its queues.
+    struct Holdings
+    {
+        int queues = 0;
+        int exchanges = 0;
+        int bindings = 0;
+    };
+    Status checkQuota(const QString &cn, int Holdings::*what, int limit, const char *noun) const;
+
     storage::Storage &m_storage;
     Config::Performance m_performance;
+    QHash<QString, Holdings> m_holdings;
     QHash<QString, ExchangeInfo> m_exchanges;
     // exchange → routing key → queue names
     QHash<QString, QHash<QString, QStringList>> m_bindings;
