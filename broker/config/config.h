@@ -74,6 +74,10 @@ struct Config
         int idleTimeoutSec = 60;
         int defaultPrefetch = 256;   // default_prefetch: unacked deliveries per consumer
         int ackTimeoutSec = 1800;    // ack_timeout_sec: unacked deliveries are requeued after
+        // Per certificate CN: queues it owns, exchanges it created, bindings to its queues.
+        int maxQueuesPerCn = 1000;     // max_queues_per_cn
+        int maxExchangesPerCn = 100;   // max_exchanges_per_cn
+        int maxBindingsPerCn = 10000;  // max_bindings_per_cn
     } performance;
 
     struct Admin {

@@ -73,11 +73,7 @@ void Dispatcher::dispatch(Session &session, const protocol::Request &request, co
         return reply.send(
             protocol::reply::error(AclManager::commandDenied(who.roles, request.command).toUtf8()));
     }
-    // publish_batch is limited by its handler, which knows how many messages it carries and
-    // must answer one line per message. A pong answers the broker's own ping: refusing it
-    // would turn liveness into an error the client cannot act on.
-    if (m_services.rateLimiter && request.command != Command::PublishBatch &&
-        request.command != Command::Pong) {
+    if (m_services.rateLimiter && !exemptFromRateLimit(session, request)) {
         const int publishCost = request.command == Command::Publish ? 1 : 0;
         if (const auto refused =
                 m_services.rateLimiter->admitRequest(who.cn, who.address, publishCost)) {
@@ -98,6 +94,29 @@ void Dispatcher::refuseMalformed(Session &session, const QByteArray &errorLines,
             return reply.send(protocol::reply::error(refused->text.toUtf8()));
     }
     reply.send(errorLines);
+}
+
+bool Dispatcher::exemptFromRateLimit(Session &session, const protocol::Request &request) const
+{
+    switch (request.command) {
+    case Command::PublishBatch:
+        // Limited by its handler, which knows how many messages it carries and must answer
+        // one line per message.
+        return true;
+    case Command::Pong:
+        // Answers the broker's own ping: refusing it would turn liveness into an error the
+        // client cannot act on.
+        return true;
+    case Command::Ack:
+    case Command::Nack:
+        // Settling a delivery the broker chose to send frees its prefetch slot; a refused one
+        // would hold that slot until ack_timeout_sec, and receivers that never read ack replies
+        // would stall. Their number is bounded by what the broker delivered. An ack of nothing
+        // awaiting one still pays, so it cannot be used to flood.
+        return m_services.router.awaitsAck(&session, request.args.value(0));
+    default:
+        return false;
+    }
 }
 
 bool Dispatcher::isConsuming(Session &session) const

@@ -22,6 +22,8 @@ public:
     bool isConsuming(Session &session) const;
 
 private:
+    bool exemptFromRateLimit(Session &session, const protocol::Request &request) const;
+
     Services &m_services;
 };
 

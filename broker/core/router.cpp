@@ -33,14 +33,19 @@ Router::~Router()
 
 void Router::restore(const storage::RecoveredState &state)
 {
-    for (const storage::ExchangeRecord &e : state.exchanges)
+    for (const storage::ExchangeRecord &e : state.exchanges) {
         m_exchanges.insert(e.name, ExchangeInfo{e.name, e.type, e.creator});
+        ++m_holdings[e.creator].exchanges;
+    }
     for (const storage::QueueRecord &q : state.queues) {
         addQueue(q.name, q.owner, effectiveMaxLength(q.maxLength),
                  q.overflow.isEmpty() ? m_performance.overflowPolicy : q.overflow);
     }
-    for (const storage::BindingRecord &b : state.bindings)
+    for (const storage::BindingRecord &b : state.bindings) {
         m_bindings[b.exchange][b.routingKey].append(b.queue);
+        if (const Queue *queue = m_queues.value(b.queue))
+            ++m_holdings[queue->owner()].bindings;
+    }
 
     // One Message object per id, shared by every queue it is waiting in.
     QHash<QByteArray, MessagePtr> messages;
@@ -68,9 +73,22 @@ Queue *Router::addQueue(const QString &name, const QString &owner, qint64 maxLen
                         const QString &overflow)
 {
     Queue *&slot = m_queues[name];
-    if (!slot)
+    if (!slot) {
         slot = new Queue(name, owner, maxLength, overflow);
+        ++m_holdings[owner].queues;
+    }
     return slot;
+}
+
+Status Router::checkQuota(const QString &cn, int Holdings::*what, int limit, const char *noun) const
+{
+    // Counts what is committed; declares still in flight may pass it by a few.
+    if (m_holdings.value(cn).*what < limit)
+        return success();
+    return failure(QStringLiteral("%1 quota of '%2' reached (%3 %4s)")
+                       .arg(QLatin1StringView(noun), cn)
+                       .arg(limit)
+                       .arg(QLatin1StringView(noun).toString().toLower()));
 }
 
 void Router::declareExchange(const QString &name, const QString &creator, Done done)
@@ -79,10 +97,16 @@ void Router::declareExchange(const QString &name, const QString &creator, Done d
     // clients (CipherMQ_exchange) is declared by every receiver. The creator is recorded.
     if (m_exchanges.contains(name))
         return done(success());
+    if (Status quota =
+            checkQuota(creator, &Holdings::exchanges, m_performance.maxExchangesPerCn, "Exchange");
+        !quota)
+        return done(quota);
     const storage::ExchangeRecord record{name, QStringLiteral("direct"), creator};
     m_storage.saveExchange(record, [this, record, done = std::move(done)](Status status) {
-        if (status && !m_exchanges.contains(record.name))
+        if (status && !m_exchanges.contains(record.name)) {
             m_exchanges.insert(record.name, ExchangeInfo{record.name, record.type, record.creator});
+            ++m_holdings[record.creator].exchanges;
+        }
         done(status);
     });
 }
@@ -91,6 +115,9 @@ void Router::declareQueue(const QString &name, const QString &owner, Done done)
 {
     if (m_queues.contains(name))
         return done(success());
+    if (Status quota = checkQuota(owner, &Holdings::queues, m_performance.maxQueuesPerCn, "Queue");
+        !quota)
+        return done(quota);
     const storage::QueueRecord record{name, owner, m_performance.maxQueueSize,
                                       m_performance.overflowPolicy};
     m_storage.saveQueue(record, [this, record, done = std::move(done)](Status status) {
@@ -109,12 +136,19 @@ void Router::bind(const QString &queue, const QString &exchange, const QString &
         return done(failure(QStringLiteral("Exchange '%1' not found").arg(exchange)));
     if (m_bindings.value(exchange).value(routingKey).contains(queue))
         return done(success());
+    if (Status quota = checkQuota(m_queues.value(queue)->owner(), &Holdings::bindings,
+                                  m_performance.maxBindingsPerCn, "Binding");
+        !quota)
+        return done(quota);
     const storage::BindingRecord record{queue, exchange, routingKey};
     m_storage.saveBinding(record, [this, record, done = std::move(done)](Status status) {
         if (status) {
             QStringList &queues = m_bindings[record.exchange][record.routingKey];
-            if (!queues.contains(record.queue))
+            const Queue *target = m_queues.value(record.queue);
+            if (!queues.contains(record.queue) && target) {
                 queues.append(record.queue);
+                ++m_holdings[target->owner()].bindings;
+            }
         }
         done(status);
     });
@@ -178,28 +212,71 @@ QByteArray Router::refusal(const QByteArray &line, const QByteArray &messageId, 
     return reply::batchError(text, messageId);
 }
 
+void Router::answer(const PublishCallPtr &call, qsizetype index, QByteArray line)
+{
+    call->replies[index] = std::move(line);
+    if (--call->unanswered == 0)
+        call->done(call->replies.join());
+}
+
+void Router::settleWaiters(const QByteArray &id, QList<InflightWaiter> waiters,
+                           const storage::PublishResult &result)
+{
+    for (const InflightWaiter &waiter : waiters) {
+        QByteArray line;
+        switch (result.outcome) {
+        case storage::PublishOutcome::Stored:
+            // Stored once, by the first: counted as the second copy of a known id it is.
+            ++m_stats.duplicates;
+            line = reply::ack(id);
+            break;
+        case storage::PublishOutcome::Duplicate:
+            ++m_stats.duplicates;
+            line = refusal(reply::duplicateMessage(id), id, waiter.call->batch);
+            break;
+        case storage::PublishOutcome::Failed:
+            ++m_stats.rejected;
+            line = refusal(reply::error(result.error.toUtf8()), id, waiter.call->batch);
+            break;
+        }
+        answer(waiter.call, waiter.index, std::move(line));
+    }
+}
+
 void Router::publish(const QString &sender, const QString &exchange, const QString &routingKey,
                      QList<Publication> messages, bool batch, std::function<void(QByteArray)> done)
 {
     const qsizetype count = messages.size();
-    QList<QByteArray> replies(count);
+    auto call = std::make_shared<PublishCall>();
+    call->replies.resize(count);
+    call->unanswered = count;
+    call->batch = batch;
+    call->done = std::move(done);
+    if (count == 0)
+        return call->done({});
     QList<storage::MessageRecord> records;
     QList<qsizetype> recordIndex; // record → position in `messages`
-    QList<QList<Queue *>> recordQueues;
     const QList<Queue *> targets = route(exchange, routingKey);
     const QDateTime now = QDateTime::currentDateTimeUtc();
 
     for (qsizetype i = 0; i < count; ++i) {
         const QByteArray &id = messages[i].messageId;
-        if (m_inflight.contains(id) || m_live.contains(id)) {
+        if (m_live.contains(id)) {
             ++m_stats.duplicates;
-            replies[i] = refusal(reply::duplicateMessage(id), id, batch);
+            answer(call, i, refusal(reply::duplicateMessage(id), id, batch));
+            continue;
+        }
+        if (const auto inflight = m_inflight.find(id); inflight != m_inflight.end()) {
+            // Typically a client that lost its connection resending: it learns the outcome of
+            // the first commit, not a "Duplicate" that would make it drop the message.
+            inflight->append(InflightWaiter{call, i});
             continue;
         }
         if (targets.isEmpty()) {
             ++m_stats.unroutable;
-            replies[i] =
-                refusal(reply::noQueuesBound(exchange.toUtf8(), routingKey.toUtf8()), id, batch);
+            answer(
+                call, i,
+                refusal(reply::noQueuesBound(exchange.toUtf8(), routingKey.toUtf8()), id, batch));
             continue;
         }
         const auto full = std::find_if(targets.cbegin(), targets.cend(), [](Queue *q) {
@@ -212,7 +289,7 @@ void Router::publish(const QString &sender, const QString &exchange, const QStri
                                      .arg((*full)->name())
                                      .arg((*full)->maxLength())
                                      .arg(QString::fromUtf8(id));
-            replies[i] = refusal(reply::error(text.toUtf8()), id, batch);
+            answer(call, i, refusal(reply::error(text.toUtf8()), id, batch));
             continue;
         }
         storage::MessageRecord record;
@@ -226,13 +303,13 @@ void Router::publish(const QString &sender, const QString &exchange, const QStri
             record.queues.append(queue->name());
             ++queue->inflight;
         }
-        m_inflight.insert(id);
+        m_inflight.insert(id, {});
         records.append(std::move(record));
         recordIndex.append(i);
     }
 
     if (records.isEmpty())
-        return done(replies.join());
+        return; // answered, or waiting on other requests' commits
 
     // Keep what enqueueing needs after the commit; the records themselves move to storage.
     struct Pending
@@ -249,48 +326,48 @@ void Router::publish(const QString &sender, const QString &exchange, const QStri
                     r.queues});
     }
 
-    m_storage.publish(std::move(records),
-                      [this, replies = std::move(replies), recordIndex = std::move(recordIndex),
-                       pending = std::move(pending), batch,
-                       done = std::move(done)](QList<storage::PublishResult> results) mutable {
-                          QSet<Queue *> touched;
-                          for (qsizetype r = 0; r < pending.size(); ++r) {
-                              const Pending &p = pending[r];
-                              const QByteArray &id = p.message->id;
-                              m_inflight.remove(id);
-                              QList<Queue *> queues;
-                              for (const QString &name : p.queues) {
-                                  if (Queue *queue = m_queues.value(name)) {
-                                      --queue->inflight;
-                                      queues.append(queue);
-                                  }
-                              }
-                              const storage::PublishResult result =
-                                  r < results.size() ? results[r] : storage::PublishResult{};
-                              QByteArray &line = replies[recordIndex[r]];
-                              switch (result.outcome) {
-                              case storage::PublishOutcome::Stored:
-                                  ++m_stats.published;
-                                  for (Queue *queue : queues) {
-                                      enqueue(queue, p.message, false);
-                                      touched.insert(queue);
-                                  }
-                                  line = reply::ack(id);
-                                  break;
-                              case storage::PublishOutcome::Duplicate:
-                                  ++m_stats.duplicates;
-                                  line = refusal(reply::duplicateMessage(id), id, batch);
-                                  break;
-                              case storage::PublishOutcome::Failed:
-                                  ++m_stats.rejected;
-                                  line = refusal(reply::error(result.error.toUtf8()), id, batch);
-                                  break;
-                              }
-                          }
-                          done(replies.join());
-                          for (Queue *queue : touched)
-                              dispatch(queue);
-                      });
+    m_storage.publish(
+        std::move(records), [this, call, recordIndex = std::move(recordIndex),
+                             pending = std::move(pending)](QList<storage::PublishResult> results) {
+            QSet<Queue *> touched;
+            for (qsizetype r = 0; r < pending.size(); ++r) {
+                const Pending &p = pending[r];
+                const QByteArray &id = p.message->id;
+                QList<InflightWaiter> waiters = m_inflight.take(id);
+                QList<Queue *> queues;
+                for (const QString &name : p.queues) {
+                    if (Queue *queue = m_queues.value(name)) {
+                        --queue->inflight;
+                        queues.append(queue);
+                    }
+                }
+                const storage::PublishResult result =
+                    r < results.size() ? results[r] : storage::PublishResult{};
+                QByteArray line;
+                switch (result.outcome) {
+                case storage::PublishOutcome::Stored:
+                    ++m_stats.published;
+                    for (Queue *queue : queues) {
+                        enqueue(queue, p.message, false);
+                        touched.insert(queue);
+                    }
+                    line = reply::ack(id);
+                    break;
+                case storage::PublishOutcome::Duplicate:
+                    ++m_stats.duplicates;
+                    line = refusal(reply::duplicateMessage(id), id, call->batch);
+                    break;
+                case storage::PublishOutcome::Failed:
+                    ++m_stats.rejected;
+                    line = refusal(reply::error(result.error.toUtf8()), id, call->batch);
+                    break;
+                }
+                answer(call, recordIndex[r], std::move(line));
+                settleWaiters(id, std::move(waiters), result);
+            }
+            for (Queue *queue : touched)
+                dispatch(queue);
+        });
 }
 
 void Router::enqueue(Queue *queue, const MessagePtr &message, bool redelivered)
@@ -393,6 +470,24 @@ Status Router::consume(Endpoint *endpoint, const QString &queueName)
     return success();
 }
 
+void Router::declareAndConsume(Endpoint *endpoint, const QString &queue, const QString &owner,
+                               Done done)
+{
+    // The ticket lives in the endpoint's state, which endpointClosed() erases: a declare that
+    // commits after the close finds no ticket (even if a new connection reuses the address).
+    const quint64 ticket = ++m_consumeTicket;
+    stateFor(endpoint).pendingConsumes.insert(ticket);
+    declareQueue(queue, owner, [this, endpoint, queue, ticket, done = std::move(done)](Status st) {
+        const auto stateIt = m_endpoints.find(endpoint);
+        const bool open = stateIt != m_endpoints.end() && stateIt->pendingConsumes.remove(ticket);
+        if (!st)
+            return done(st);
+        if (!open)
+            return done(failure(QStringLiteral("Connection closed before the subscription")));
+        done(consume(endpoint, queue));
+    });
+}
+
 QByteArray Router::fetch(Endpoint *endpoint, const QString &queueName)
 {
     Queue *queue = m_queues.value(queueName);
@@ -438,6 +533,12 @@ Status Router::ack(Endpoint *endpoint, const QByteArray &messageId)
     releaseLive(messageId);
     dispatch(queue); // prefetch room freed
     return success();
+}
+
+bool Router::awaitsAck(Endpoint *endpoint, const QByteArray &messageId) const
+{
+    const auto stateIt = m_endpoints.constFind(endpoint);
+    return stateIt != m_endpoints.cend() && stateIt->unacked.contains(messageId);
 }
 
 Status Router::nack(Endpoint *endpoint, const QByteArray &messageId, bool requeue)
@@ -504,7 +605,7 @@ Router::EndpointState &Router::stateFor(Endpoint *endpoint)
 {
     auto it = m_endpoints.find(endpoint);
     if (it == m_endpoints.end())
-        it = m_endpoints.insert(endpoint, EndpointState{m_performance.defaultPrefetch, {}, {}});
+        it = m_endpoints.insert(endpoint, EndpointState{m_performance.defaultPrefetch, {}, {}, {}});
     return *it;
 }
 
@@ -596,6 +697,9 @@ void Router::deleteQueue(const QString &name, std::function<void(Result<DeleteOu
             delete consumer;
             ++outcome.consumersCancelled;
         }
+        Holdings &holdings = m_holdings[queue->owner()];
+        --holdings.queues;
+        holdings.bindings -= int(outcome.bindingsRemoved);
         delete queue;
         qCInfo(lcRouter, "deleted queue %s: %lld messages, %lld consumers, %lld bindings",
                qPrintable(name), qlonglong(outcome.messagesDropped),

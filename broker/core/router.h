@@ -5,6 +5,7 @@
 // connection goes away or an ack times out. It never touches sockets or SQL itself.
 
 #include <functional>
+#include <memory>
 
 #include <QHash>
 #include <QObject>
@@ -76,9 +77,16 @@ public:
 
     bool hasQueue(const QString &name) const { return m_queues.contains(name); }
     Status consume(Endpoint *endpoint, const QString &queue);
+    // consume of a queue that does not exist yet: declares it (owned by `owner`), then
+    // subscribes, unless the endpoint closed meanwhile (then `done` gets a failure and no
+    // consumer is registered: it would outlive its connection).
+    void declareAndConsume(Endpoint *endpoint, const QString &queue, const QString &owner,
+                           Done done);
     // The delivery lines for the head of the queue, or empty when there is nothing ready.
     QByteArray fetch(Endpoint *endpoint, const QString &queue);
     Status ack(Endpoint *endpoint, const QByteArray &messageId);
+    // True when `messageId` was delivered to this endpoint and awaits its ack or nack.
+    bool awaitsAck(Endpoint *endpoint, const QByteArray &messageId) const;
     Status nack(Endpoint *endpoint, const QByteArray &messageId, bool requeue);
     void setPrefetch(Endpoint *endpoint, int prefetch);
 
@@ -123,11 +131,27 @@ private:
         int prefetch = 0;
         QList<Consumer *> consumers;
         QHash<QByteArray, QList<Queue *>> unacked; // message id → queues, oldest first
+        QSet<quint64> pendingConsumes;             // declareAndConsume tickets still waiting
     };
     struct LiveMessage
     {
         QString sender;
         int queueRefs = 0;
+    };
+    // One publish or publish_batch request: its reply lines, sent together once each message
+    // has one. A message may wait on another request's commit of the same id.
+    struct PublishCall
+    {
+        QList<QByteArray> replies;
+        qsizetype unanswered = 0;
+        bool batch = false;
+        std::function<void(QByteArray)> done;
+    };
+    using PublishCallPtr = std::shared_ptr<PublishCall>;
+    struct InflightWaiter
+    {
+        PublishCallPtr call;
+        qsizetype index = 0;
     };
 
     EndpointState &stateFor(Endpoint *endpoint);
@@ -140,6 +164,10 @@ private:
     }
     QList<Queue *> route(const QString &exchange, const QString &routingKey) const;
     QByteArray refusal(const QByteArray &text, const QByteArray &messageId, bool batch) const;
+    static void answer(const PublishCallPtr &call, qsizetype index, QByteArray line);
+    // Answers the publishes of `id` that arrived while its commit was pending: as the commit.
+    void settleWaiters(const QByteArray &id, QList<InflightWaiter> waiters,
+                       const storage::PublishResult &result);
     void enqueue(Queue *queue, const MessagePtr &message, bool redelivered);
     // drop-head: evicts the oldest ready messages until `room` more fit under the limit.
     void evictForRoom(Queue *queue, qsizetype room);
@@ -151,18 +179,32 @@ private:
     void releaseLive(const QByteArray &messageId);
     void expireUnacked();
 
+    // What each CN holds, for its quotas (max_queues_per_cn and friends): queues it owns,
+    // exchanges it created, bindings to its queues.
+    struct Holdings
+    {
+        int queues = 0;
+        int exchanges = 0;
+        int bindings = 0;
+    };
+    Status checkQuota(const QString &cn, int Holdings::*what, int limit, const char *noun) const;
+
     storage::Storage &m_storage;
     Config::Performance m_performance;
+    QHash<QString, Holdings> m_holdings;
     QHash<QString, ExchangeInfo> m_exchanges;
     // exchange → routing key → queue names
     QHash<QString, QHash<QString, QStringList>> m_bindings;
     QHash<QString, Queue *> m_queues;
     QHash<Endpoint *, EndpointState> m_endpoints;
     QHash<QByteArray, LiveMessage> m_live; // messages still in some queue, for dedupe and resend
-    QSet<QByteArray> m_inflight;           // published, commit pending
+    // Published, commit pending → later publishes of the same id, answered with its outcome
+    // ("Duplicate" only ever means committed).
+    QHash<QByteArray, QList<InflightWaiter>> m_inflight;
     QElapsedTimer m_clock;
     QTimer m_ackTimeoutTimer;
     quint64 m_deliverySeq = 0;
+    quint64 m_consumeTicket = 0;
     RouterStats m_stats;
 };
 

@@ -1,5 +1,3 @@
-#include <QPointer>
-
 #include "core/router.h"
 #include "handlers/handlers.h"
 #include "protocol/replies.h"
@@ -23,13 +21,10 @@ void consume(const HandlerContext &ctx, const Request &request, const Reply &rep
     Router &router = ctx.services.router;
     if (router.hasQueue(queue))
         return subscribe(router, &ctx.session, queue, reply);
-    // As the original, consuming a queue that does not exist yet declares it.
-    QPointer<Session> session = &ctx.session;
-    router.declareQueue(queue, who.cn, [&router, session, queue, reply](Status status) {
-        if (!status)
-            return reply.send(errorLine(status));
-        if (session)
-            subscribe(router, session, queue, reply);
+    // As the original, consuming a queue that does not exist yet declares it. The router
+    // subscribes once the declare commits, and not at all if this connection closed meanwhile.
+    router.declareAndConsume(&ctx.session, queue, who.cn, [reply](Status status) {
+        reply.send(status ? protocol::reply::subscribed() : errorLine(status));
     });
 }
 

@@ -2,11 +2,15 @@
 // of a pipelined stream is delivered after the broker is SIGKILLed mid-stream and restarted; no
 // message that got an error is ever delivered; unacked deliveries come back flagged after a
 // restart; duplicate ids are refused across restarts; and (PostgreSQL) a database restart in
-// the middle of a stream loses nothing and needs no broker restart.
+// the middle of a stream loses nothing and needs no broker restart; an id published again while
+// its first commit is pending gets that commit's outcome, never "Duplicate".
 
 #include <memory>
 #include <vector>
 
+#include <QSqlDatabase>
+#include <QSqlError>
+#include <QSqlQuery>
 #include <QtTest>
 
 #include "brokerprocess.h"
@@ -41,6 +45,7 @@ private Q_SLOTS:
     void duplicatesAcrossRestart_data();
     void duplicatesAcrossRestart();
     void postgresRestartMidStream();
+    void inflightRepublishFollowsCommit();
 
 private:
     void configure(BrokerProcess &broker, const QString &driver);
@@ -292,6 +297,119 @@ void tst_Durability::postgresRestartMidStream()
     const QSet<QByteArray> received = drain(broker.port(), "receiver_1_pg");
     QCOMPARE(received - outcome.acked, QSet<QByteArray>{}); // nothing refused was delivered
     QCOMPARE(outcome.acked - received, QSet<QByteArray>{}); // nothing acked was lost
+    QVERIFY(broker.terminate());
+}
+
+// A raw connection of the test's own to the broker's database (holds locks, reads rows).
+static QSqlDatabase openRaw(const PostgresServer &server, const QString &database,
+                            const QString &name)
+{
+    QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QPSQL"), name);
+    db.setHostName(server.host);
+    db.setPort(server.port);
+    db.setUserName(server.user);
+    db.setDatabaseName(database);
+    if (!db.open())
+        qWarning("cannot open %s: %s", qPrintable(database), qPrintable(db.lastError().text()));
+    return db;
+}
+
+static int queryInt(QSqlDatabase db, const QString &sql)
+{
+    QSqlQuery query(db);
+    if (!query.exec(sql) || !query.next()) {
+        qWarning("%s: %s", qPrintable(sql), qPrintable(query.lastError().text()));
+        return -1;
+    }
+    return query.value(0).toInt();
+}
+
+// A client that lost its connection publishes the same id again while the first commit is still
+// held up. The second answer must follow the first's outcome: "ACK" once it commits, the same
+// error when it fails; "Duplicate" would make the client drop a message that exists nowhere.
+void tst_Durability::inflightRepublishFollowsCommit()
+{
+    PrivatePostgres postgres;
+    QVERIFY2(postgres.isValid(), qPrintable(postgres.error()));
+    TestDatabase database(postgres.server());
+    QVERIFY2(database.isValid(), qPrintable(database.error()));
+    BrokerProcess broker;
+    broker.usePostgres(postgres.server().host, postgres.server().port, postgres.server().user,
+                       database.name());
+    QVERIFY2(broker.start(), broker.output().constData());
+    declare(broker.port(), "receiver_1_inflight");
+    const QByteArray publish = "publish CipherMQ_exchange receiver_1_inflight ";
+
+    TestClient first("sender_1");
+    TestClient second("sender_1");
+    QVERIFY(first.connectTo(broker.port()));
+    QVERIFY(second.connectTo(broker.port()));
+    // Warm up the storage connection so the held-up publish is the only statement waiting.
+    QCOMPARE(first.request(publish + envelope("warm-up")), "ACK warm-up");
+
+    const QString dbName = database.name();
+    const PostgresServer server = postgres.server();
+    {
+        QSqlDatabase locker = openRaw(server, dbName, QStringLiteral("locker"));
+        QSqlDatabase watcher = openRaw(server, dbName, QStringLiteral("watcher"));
+        QVERIFY(locker.isOpen() && watcher.isOpen());
+        const QString waitingOnLock = QStringLiteral(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+            "AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO message_metadata%'");
+        const auto holdLock = [&] {
+            QVERIFY(locker.transaction());
+            QSqlQuery lock(locker);
+            QVERIFY2(lock.exec(QStringLiteral("LOCK TABLE message_metadata IN EXCLUSIVE MODE")),
+                     qPrintable(lock.lastError().text()));
+        };
+
+        // 1. The commit is held up, then goes through: both publishes are acknowledged.
+        holdLock();
+        first.send(publish + envelope("held-1"));
+        QTRY_VERIFY_WITH_TIMEOUT(queryInt(watcher, waitingOnLock) > 0, 30000);
+        second.send(publish + envelope("held-1"));
+        QVERIFY2(second.nothingWithin(300), "answered while the first commit is still pending");
+        QVERIFY(locker.commit());
+        QCOMPARE(first.readLine(30000), "ACK held-1");
+        QCOMPARE(second.readLine(30000), "ACK held-1");
+        // Now it is committed: that, and only that, is a duplicate.
+        QCOMPARE(second.request(publish + envelope("held-1")),
+                 "Error: Duplicate message held-1 ignored");
+
+        // 2. The commit is held up, then the database crashes: neither is acknowledged.
+        holdLock();
+        first.send(publish + envelope("held-2"));
+        QTRY_VERIFY_WITH_TIMEOUT(queryInt(watcher, waitingOnLock) > 0, 30000);
+        second.send(publish + envelope("held-2"));
+        QVERIFY2(second.nothingWithin(300), "answered while the first commit is still pending");
+        // The lock stays held until the crash kills its holder with everything else.
+        QCOMPARE(postgres.crashServer(), QString());
+        locker.close();
+        watcher.close();
+    }
+    QSqlDatabase::removeDatabase(QStringLiteral("locker"));
+    QSqlDatabase::removeDatabase(QStringLiteral("watcher"));
+    // The database comes back only once the broker has given up on the commit: its outcome is
+    // then in doubt and settled after reconnecting (it never committed: the lock held it).
+    QTRY_VERIFY_WITH_TIMEOUT(broker.output().contains("database unavailable"), 60000);
+    QCOMPARE(postgres.startServer(), QString());
+    const QByteArray firstReply = first.readLine(90000);
+    const QByteArray secondReply = second.readLine(90000);
+    qInfo("after the crash: first %s, second %s", firstReply.constData(), secondReply.constData());
+    QVERIFY2(firstReply.startsWith("Error: ") && !firstReply.contains("Duplicate"),
+             firstReply.constData());
+    QCOMPARE(secondReply, firstReply);
+
+    {
+        QSqlDatabase check = openRaw(server, dbName, QStringLiteral("check-after"));
+        QCOMPARE(queryInt(check, QStringLiteral("SELECT count(*) FROM message_metadata WHERE "
+                                                "message_id = 'held-2'")),
+                 0);
+        check.close();
+    }
+    QSqlDatabase::removeDatabase(QStringLiteral("check-after"));
+    // The client's outbox resends it, and now it goes through.
+    QCOMPARE(second.request(publish + envelope("held-2"), 60000), "ACK held-2");
     QVERIFY(broker.terminate());
 }
 

@@ -4,6 +4,7 @@
 # <dir>/connection for the tests to read.
 #   postgres.sh start DIR   |   postgres.sh stop DIR   |   postgres.sh restart DIR
 #   postgres.sh stop-server DIR | postgres.sh start-server DIR  (an outage: keeps data and port)
+#   postgres.sh crash-server DIR  (an immediate stop, as a crash: no checkpoint, backends killed)
 set -euo pipefail
 action=${1:?start|stop}
 dir=${2:?directory}
@@ -58,10 +59,14 @@ stop-server)
     data=$(cat "$dir/datadir")
     as_db_user "$pgbin/pg_ctl" -D "$data" -m fast -w stop >/dev/null
     ;;
+crash-server)
+    data=$(cat "$dir/datadir")
+    as_db_user "$pgbin/pg_ctl" -D "$data" -m immediate -w stop >/dev/null
+    ;;
 start-server)
     data=$(cat "$dir/datadir")
     port=$(sed -n 's/.*port=\([0-9]*\).*/\1/p' "$dir/connection")
     start_server "$data" "$port" || { cat "$data/server.log" >&2; exit 1; }
     ;;
-*) echo "usage: postgres.sh start|stop|restart|stop-server|start-server DIR" >&2; exit 2 ;;
+*) echo "usage: postgres.sh start|stop|restart|stop-server|crash-server|start-server DIR" >&2; exit 2 ;;
 esac

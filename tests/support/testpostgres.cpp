@@ -177,6 +177,11 @@ QString PrivatePostgres::stopServer()
     return runPostgresScript(QStringLiteral("stop-server"), m_dir.path());
 }
 
+QString PrivatePostgres::crashServer()
+{
+    return runPostgresScript(QStringLiteral("crash-server"), m_dir.path());
+}
+
 QString PrivatePostgres::startServer()
 {
     return runPostgresScript(QStringLiteral("start-server"), m_dir.path());

@@ -89,6 +89,7 @@ public:
 
     // Keep the data directory and the port; empty string on success.
     QString stopServer();
+    QString crashServer(); // pg_ctl -m immediate: the server dies as in a crash
     QString startServer();
     QString restartServer();
 

@@ -112,6 +112,9 @@ QString valueOf(const Config &c, const QString &key)
         {"performance.idle_timeout_sec", n(c.performance.idleTimeoutSec)},
         {"performance.default_prefetch", n(c.performance.defaultPrefetch)},
         {"performance.ack_timeout_sec", n(c.performance.ackTimeoutSec)},
+        {"performance.max_queues_per_cn", n(c.performance.maxQueuesPerCn)},
+        {"performance.max_exchanges_per_cn", n(c.performance.maxExchangesPerCn)},
+        {"performance.max_bindings_per_cn", n(c.performance.maxBindingsPerCn)},
         {"admin.enabled", b(c.admin.enabled)},
         {"admin.address", addr(c.admin.address)},
         {"admin.allowed_cns", c.admin.allowedCns.join(u',')},
@@ -185,6 +188,9 @@ consumer_cleanup_interval = 13
 idle_timeout_sec = 14
 default_prefetch = 15
 ack_timeout_sec = 16
+max_queues_per_cn = 17
+max_exchanges_per_cn = 18
+max_bindings_per_cn = 19
 
 [admin]
 enabled = true
@@ -257,6 +263,9 @@ const Expected kFullExpected[] = {
     {"performance.idle_timeout_sec", "14"},
     {"performance.default_prefetch", "15"},
     {"performance.ack_timeout_sec", "16"},
+    {"performance.max_queues_per_cn", "17"},
+    {"performance.max_exchanges_per_cn", "18"},
+    {"performance.max_bindings_per_cn", "19"},
     {"admin.enabled", "true"},
     {"admin.address", "127.0.0.1 9999"},
     {"admin.allowed_cns", "ops-1,ops-2"},
@@ -590,6 +599,12 @@ void tst_Config::invalid_data()
         set(qPrintable(name + " overflows ms"), "performance", key, "2147484",
             "performance." + name + ": must be between 1 and 2147483 (got 2147484)");
     }
+    set("queue quota 0", "performance", "max_queues_per_cn", "0",
+        "performance.max_queues_per_cn: must be at least 1 (got 0)");
+    set("exchange quota 0", "performance", "max_exchanges_per_cn", "0",
+        "performance.max_exchanges_per_cn: must be at least 1 (got 0)");
+    set("binding quota negative", "performance", "max_bindings_per_cn", "-5",
+        "performance.max_bindings_per_cn: must be at least 1 (got -5)");
     set("prefetch negative", "performance", "default_prefetch", "-1",
         "performance.default_prefetch: must be between 0 and 65535 (got -1)");
     set("prefetch 65536", "performance", "default_prefetch", "65536",
