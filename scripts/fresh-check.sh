@@ -100,7 +100,7 @@ git -C "$root$src" checkout -q --detach "$commit"
 # Runs a command inside the root: private mount and PID namespaces, so every mount and every
 # process it leaves behind (a broker, a PostgreSQL) goes away with it.
 in_root() {
-    unshare --mount --pid --fork --propagation private bash -c '
+    unshare --mount --pid --fork --kill-child --propagation private bash -c '
         set -e
         root=$1; shift
         mount -t proc proc "$root/proc"
