@@ -27,6 +27,7 @@ build=${1:-build-asan}
 shift $(($# ? 1 : 0))
 jobs=${CMQ_SANITIZE_JOBS:-$(nproc)}
 started=$(date +%s)
+bash scripts/ensure-packages.sh $(grep -hv '^#' scripts/packages-build.txt scripts/packages-test.txt)
 
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
