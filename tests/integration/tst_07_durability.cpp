@@ -244,8 +244,7 @@ void tst_Durability::postgresRestartMidStream()
     TestDatabase database(postgres.server());
     QVERIFY2(database.isValid(), qPrintable(database.error()));
     BrokerProcess broker;
-    broker.usePostgres(postgres.server().host, postgres.server().port, postgres.server().user,
-                       database.name());
+    broker.usePostgres(database);
     QVERIFY2(broker.start(), broker.output().constData());
     declare(broker.port(), "receiver_1_pg");
 
@@ -334,8 +333,7 @@ void tst_Durability::inflightRepublishFollowsCommit()
     TestDatabase database(postgres.server());
     QVERIFY2(database.isValid(), qPrintable(database.error()));
     BrokerProcess broker;
-    broker.usePostgres(postgres.server().host, postgres.server().port, postgres.server().user,
-                       database.name());
+    broker.usePostgres(database);
     QVERIFY2(broker.start(), broker.output().constData());
     declare(broker.port(), "receiver_1_inflight");
     const QByteArray publish = "publish CipherMQ_exchange receiver_1_inflight ";
