@@ -25,6 +25,9 @@ namespace cmq {
 
 // How long a graceful shutdown waits for replies still in flight.
 constexpr int kShutdownGraceMs = 10000;
+// How often connections' buffered output is summed for the memory budget: message bytes are
+// counted as they change, but summing every connection on every publish would cost more.
+constexpr int kMemorySampleMs = 200;
 
 namespace {
 
@@ -79,7 +82,25 @@ Status Broker::start()
     if (!recovered)
         return failure(recovered.error());
 
-    m_router = std::make_unique<Router>(*m_storage, m_config.performance);
+    applyMemoryBudget();
+    m_memory.onAlarmChanged = [this](bool on) {
+        constexpr qint64 kMiB = 1 << 20;
+        if (on)
+            qCWarning(lcBroker,
+                      "memory alarm on: %lld MiB held (%lld MiB messages, %lld MiB connection "
+                      "output) of the %lld MiB budget; publishes are refused until it falls to "
+                      "90%%",
+                      qlonglong(m_memory.used() / kMiB), qlonglong(m_memory.messageBytes() / kMiB),
+                      qlonglong(m_memory.connectionBytes() / kMiB),
+                      qlonglong(m_memory.budget() / kMiB));
+        else
+            qCInfo(lcBroker, "memory alarm off: %lld MiB held of the %lld MiB budget",
+                   qlonglong(m_memory.used() / kMiB), qlonglong(m_memory.budget() / kMiB));
+    };
+    m_memorySampler.setInterval(kMemorySampleMs);
+    connect(&m_memorySampler, &QTimer::timeout, this, &Broker::sampleConnectionMemory);
+    m_memorySampler.start();
+    m_router = std::make_unique<Router>(*m_storage, m_config.performance, m_memory);
     m_router->restore(recovered.value());
     m_clock = std::make_unique<limits::SteadyClock>();
     m_limiter = std::make_unique<limits::RateLimiter>(m_config.rateLimit, *m_clock);
@@ -122,6 +143,7 @@ void Broker::setUpMetrics()
     sources.router = m_router.get();
     sources.storage = m_storage.get();
     sources.limiter = m_limiter.get();
+    sources.memory = &m_memory;
     sources.connections = [this] {
         QList<metrics::ConnectionSample> all;
         all.reserve(m_sessions.size());
@@ -219,6 +241,7 @@ Result<QJsonObject> Broker::reload()
     m_revokedSerials = std::move(tls->revokedSerials);
     m_acl = AclManager(m_config.acl);
     m_limiter->configure(m_config.rateLimit);
+    applyMemoryBudget();
 
     // Connections keep the roles they were admitted with unless told otherwise.
     int closed = 0, updated = 0;
@@ -250,6 +273,26 @@ Result<QJsonObject> Broker::reload()
            restart.isEmpty() ? "" : "; needs a restart: ", qPrintable(restart.join(u',')));
     return reloadSummary(m_config, closed, updated, restart, serverCertificate,
                          m_revokedSerials.size());
+}
+
+void Broker::applyMemoryBudget()
+{
+    const qint64 mb = m_config.performance.memoryBudgetMb;
+    m_memory.setBudget(mb > 0 ? mb << 20 : limits::automaticMemoryBudget());
+    qCInfo(lcBroker, "memory budget %lld MiB%s", qlonglong(m_memory.budget() >> 20),
+           mb > 0 ? "" : " (automatic: 40% of the memory available)");
+}
+
+void Broker::sampleConnectionMemory()
+{
+    qint64 bytes = 0;
+    for (const Session *session : std::as_const(m_sessions))
+        bytes += session->heldOutputBytes();
+    if (m_admin) {
+        for (const AdminSession *session : m_admin->sessions())
+            bytes += session->unsentBytes();
+    }
+    m_memory.setConnectionBytes(bytes);
 }
 
 quint16 Broker::serverPort() const

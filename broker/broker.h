@@ -8,9 +8,11 @@
 #include <QHash>
 #include <QJsonObject>
 #include <QObject>
+#include <QTimer>
 
 #include "acl/aclmanager.h"
 #include "config/config.h"
+#include "limits/memorybudget.h"
 #include "net/tlslistener.h"
 #include "util/result.h"
 
@@ -64,9 +66,13 @@ private:
     void admit(QSslSocket *socket);
     void onSessionClosed(Session *session);
     void finishShutdown();
+    void applyMemoryBudget();
+    void sampleConnectionMemory();
 
     Config m_config;
     AclManager m_acl;
+    limits::MemoryBudget m_memory; // declared before the router, which reports to it
+    QTimer m_memorySampler;
     std::unique_ptr<Router> m_router;
     std::unique_ptr<storage::Storage> m_storage; // declared after the router: destroyed first
     std::unique_ptr<Services> m_services;

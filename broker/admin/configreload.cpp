@@ -39,6 +39,7 @@ QStringList restartRequired(const Config &r, const Config &n)
           "database");
     check(r.encryption.aesKey != n.encryption.aesKey, "encryption.aes_key");
     check(r.performance.maxQueueSize != n.performance.maxQueueSize ||
+              r.performance.maxQueueBytes != n.performance.maxQueueBytes ||
               r.performance.overflowPolicy != n.performance.overflowPolicy ||
               r.performance.heartbeatTimeout != n.performance.heartbeatTimeout ||
               r.performance.idleTimeoutSec != n.performance.idleTimeoutSec ||
@@ -60,6 +61,7 @@ void applyReloadable(Config &running, const Config &next)
     running.acl = next.acl;
     running.admin.allowedCns = next.admin.allowedCns;
     running.rateLimit = next.rateLimit;
+    running.performance.memoryBudgetMb = next.performance.memoryBudgetMb;
     running.tls = next.tls; // the files themselves are loaded by the caller
 }
 

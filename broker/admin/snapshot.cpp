@@ -38,6 +38,7 @@ QJsonArray queues(const Router &router)
             {QStringLiteral("name"), queue->name()},
             {QStringLiteral("owner"), queue->owner()},
             {QStringLiteral("max_length"), queue->maxLength()},
+            {QStringLiteral("max_bytes"), queue->maxBytes()},
             {QStringLiteral("overflow"), queue->overflow()},
             {QStringLiteral("ready"), s.ready},
             {QStringLiteral("unacked"), s.unacked},
@@ -258,6 +259,7 @@ QJsonObject full(const AdminContext &context, const QList<AdminSession *> &admin
         {QStringLiteral("totals"), m.totalsJson()},
         {QStringLiteral("process"), metrics::BrokerMetrics::processJson()},
         {QStringLiteral("storage"), m.storageJson()},
+        {QStringLiteral("memory"), m.memoryJson()},
     };
     if (sections & admin::Section::Queues)
         o.insert(QStringLiteral("queues"), queues(context.router));

@@ -165,6 +165,8 @@ void readPerformance(TomlReader &r, Config::Performance &p)
 {
     r.enterSection("performance");
     r.readInt("max_queue_size", p.maxQueueSize, 1, std::numeric_limits<qint64>::max());
+    r.readInt("max_queue_bytes", p.maxQueueBytes, 0, std::numeric_limits<qint64>::max());
+    r.readInt("memory_budget_mb", p.memoryBudgetMb, 0, std::numeric_limits<int>::max());
     r.readChoice("overflow_policy", p.overflowPolicy, {"drop-head", "reject-publish"});
     r.readInt("heartbeat_timeout", p.heartbeatTimeout, 1, kMaxSeconds);
     r.readInt("cleanup_interval", p.cleanupInterval, 1, kMaxSeconds);

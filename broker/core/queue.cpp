@@ -4,9 +4,9 @@
 
 namespace cmq {
 
-Queue::Queue(QString name, QString owner, qint64 maxLength, QString overflow)
+Queue::Queue(QString name, QString owner, qint64 maxLength, qint64 maxBytes, QString overflow)
     : m_name(std::move(name)), m_owner(std::move(owner)), m_maxLength(maxLength),
-      m_overflow(std::move(overflow))
+      m_maxBytes(maxBytes), m_overflow(std::move(overflow))
 {
 }
 

@@ -44,11 +44,12 @@ struct Delivery
 class Queue
 {
 public:
-    Queue(QString name, QString owner, qint64 maxLength, QString overflow);
+    Queue(QString name, QString owner, qint64 maxLength, qint64 maxBytes, QString overflow);
 
     const QString &name() const { return m_name; }
     const QString &owner() const { return m_owner; }
     qint64 maxLength() const { return m_maxLength; }
+    qint64 maxBytes() const { return m_maxBytes; } // 0 = no byte limit
     const QString &overflow() const { return m_overflow; }
     bool rejectsWhenFull() const { return m_overflow == QLatin1String("reject-publish"); }
     void setPolicy(qint64 maxLength, const QString &overflow)
@@ -60,9 +61,14 @@ public:
     qsizetype readyCount() const { return qsizetype(m_ready.size()); }
     qsizetype unackedCount() const { return m_unacked.size(); }
     qsizetype depth() const { return readyCount() + unackedCount(); }
+    // Envelope bytes of the ready and unacknowledged messages; the router keeps it as messages
+    // come and go (held, not summed when asked: the byte limit is checked on every publish).
+    qint64 bytes() const { return m_bytes; }
+    void addBytes(qint64 delta) { m_bytes += delta; }
 
     // Publishes accepted but not yet committed, so reject-publish counts them too.
     qint64 inflight = 0;
+    qint64 inflightBytes = 0;
 
     std::deque<ReadyMessage> &ready() { return m_ready; }
     QHash<QByteArray, Delivery> &unacked() { return m_unacked; }
@@ -82,7 +88,9 @@ private:
     QString m_name;
     QString m_owner;
     qint64 m_maxLength;
+    qint64 m_maxBytes;
     QString m_overflow;
+    qint64 m_bytes = 0;
     std::deque<ReadyMessage> m_ready;
     QHash<QByteArray, Delivery> m_unacked;
     QList<Consumer *> m_consumers;

@@ -13,8 +13,9 @@ namespace cmq {
 
 namespace reply = protocol::reply;
 
-Router::Router(storage::Storage &storage, const Config::Performance &performance, QObject *parent)
-    : QObject(parent), m_storage(storage), m_performance(performance)
+Router::Router(storage::Storage &storage, const Config::Performance &performance,
+               limits::MemoryBudget &memory, QObject *parent)
+    : QObject(parent), m_storage(storage), m_performance(performance), m_memory(memory)
 {
     m_clock.start();
     // Check often enough that a delivery is requeued within ~10% of its timeout.
@@ -60,9 +61,7 @@ void Router::restore(const storage::RecoveredState &state)
                                                               entry.envelope, entry.sentTime});
         }
         queue->ready().push_back(ReadyMessage{message, entry.redelivered});
-        LiveMessage &live = m_live[entry.messageId];
-        live.sender = entry.sender;
-        ++live.queueRefs;
+        holdLive(queue, message);
     }
     qCInfo(lcRouter, "restored %lld exchanges, %lld queues, %lld bindings, %lld queued messages",
            qlonglong(state.exchanges.size()), qlonglong(state.queues.size()),
@@ -74,7 +73,7 @@ Queue *Router::addQueue(const QString &name, const QString &owner, qint64 maxLen
 {
     Queue *&slot = m_queues[name];
     if (!slot) {
-        slot = new Queue(name, owner, maxLength, overflow);
+        slot = new Queue(name, owner, maxLength, m_performance.maxQueueBytes, overflow);
         ++m_holdings[owner].queues;
     }
     return slot;
@@ -166,7 +165,7 @@ void Router::setQueuePolicy(const QString &queue, qint64 maxLength, const QStrin
         if (status && target) {
             target->setPolicy(effectiveMaxLength(record.maxLength), record.overflow);
             if (!target->rejectsWhenFull())
-                evictForRoom(target, 0);
+                evictForRoom(target, 0, 0);
             qCInfo(lcRouter, "queue %s: max length %lld, overflow %s", qPrintable(record.name),
                    qlonglong(target->maxLength()), qPrintable(record.overflow));
         }
@@ -279,17 +278,10 @@ void Router::publish(const QString &sender, const QString &exchange, const QStri
                 refusal(reply::noQueuesBound(exchange.toUtf8(), routingKey.toUtf8()), id, batch));
             continue;
         }
-        const auto full = std::find_if(targets.cbegin(), targets.cend(), [](Queue *q) {
-            return q->rejectsWhenFull() && q->depth() + q->inflight >= q->maxLength();
-        });
-        if (full != targets.cend()) {
+        const qint64 bytes = messages[i].envelope.size();
+        if (const QString why = admissionRefusal(targets, id, bytes); !why.isEmpty()) {
             ++m_stats.rejected;
-            const QString text = QStringLiteral("Queue '%1' is full (%2 messages, overflow "
-                                                "reject-publish): message %3 rejected")
-                                     .arg((*full)->name())
-                                     .arg((*full)->maxLength())
-                                     .arg(QString::fromUtf8(id));
-            answer(call, i, refusal(reply::error(text.toUtf8()), id, batch));
+            answer(call, i, refusal(reply::error(why.toUtf8()), id, batch));
             continue;
         }
         storage::MessageRecord record;
@@ -302,7 +294,9 @@ void Router::publish(const QString &sender, const QString &exchange, const QStri
         for (Queue *queue : targets) {
             record.queues.append(queue->name());
             ++queue->inflight;
+            queue->inflightBytes += bytes;
         }
+        m_memory.addMessageBytes(bytes); // held by the storage worker until the commit
         m_inflight.insert(id, {});
         records.append(std::move(record));
         recordIndex.append(i);
@@ -334,10 +328,12 @@ void Router::publish(const QString &sender, const QString &exchange, const QStri
                 const Pending &p = pending[r];
                 const QByteArray &id = p.message->id;
                 QList<InflightWaiter> waiters = m_inflight.take(id);
+                const qint64 bytes = p.message->envelope.size();
                 QList<Queue *> queues;
                 for (const QString &name : p.queues) {
                     if (Queue *queue = m_queues.value(name)) {
                         --queue->inflight;
+                        queue->inflightBytes -= bytes;
                         queues.append(queue);
                     }
                 }
@@ -364,6 +360,8 @@ void Router::publish(const QString &sender, const QString &exchange, const QStri
                 }
                 answer(call, recordIndex[r], std::move(line));
                 settleWaiters(id, std::move(waiters), result);
+                // After enqueue counted it as held, so the total never dips in between.
+                m_memory.addMessageBytes(-bytes);
             }
             for (Queue *queue : touched)
                 dispatch(queue);
@@ -375,19 +373,76 @@ void Router::enqueue(Queue *queue, const MessagePtr &message, bool redelivered)
     // drop-head: make room by evicting the oldest ready message (as the seed did, but counted
     // and recorded). Unacked deliveries are never evicted: they are in a consumer's hands.
     if (!queue->rejectsWhenFull())
-        evictForRoom(queue, 1);
+        evictForRoom(queue, 1, message->envelope.size());
     queue->ready().push_back(ReadyMessage{message, redelivered});
     ++queue->publishedTotal;
-    LiveMessage &live = m_live[message->id];
-    live.sender = message->sender;
-    ++live.queueRefs;
+    holdLive(queue, message);
 }
 
-void Router::evictForRoom(Queue *queue, qsizetype room)
+void Router::holdLive(Queue *queue, const MessagePtr &message)
 {
-    while (queue->depth() + room > queue->maxLength() && !queue->ready().empty()) {
+    const qint64 bytes = message->envelope.size();
+    queue->addBytes(bytes);
+    LiveMessage &live = m_live[message->id];
+    if (live.queueRefs++ == 0) {
+        live.sender = message->sender;
+        live.bytes = bytes;
+        m_memory.addMessageBytes(bytes);
+    }
+}
+
+QString Router::admissionRefusal(const QList<Queue *> &queues, const QByteArray &id, qint64 bytes)
+{
+    const QString message = QString::fromUtf8(id);
+    for (const Queue *q : queues) {
+        // Evicting everything else would not make room: refused under either policy rather
+        // than dropped.
+        if (q->maxBytes() > 0 && bytes > q->maxBytes()) {
+            return QStringLiteral("Message %1 of %2 bytes exceeds queue '%3' byte limit (%4 "
+                                  "bytes, performance.max_queue_bytes)")
+                .arg(message)
+                .arg(bytes)
+                .arg(q->name())
+                .arg(q->maxBytes());
+        }
+        if (!q->rejectsWhenFull())
+            continue;
+        if (q->depth() + q->inflight >= q->maxLength()) {
+            return QStringLiteral("Queue '%1' is full (%2 messages, overflow reject-publish): "
+                                  "message %3 rejected")
+                .arg(q->name())
+                .arg(q->maxLength())
+                .arg(message);
+        }
+        if (q->maxBytes() > 0 && q->bytes() + q->inflightBytes + bytes > q->maxBytes()) {
+            return QStringLiteral("Queue '%1' is full (%2 bytes, overflow reject-publish): "
+                                  "message %3 rejected")
+                .arg(q->name())
+                .arg(q->maxBytes())
+                .arg(message);
+        }
+    }
+    if (!m_memory.admit(bytes)) {
+        constexpr qint64 kMiB = 1 << 20;
+        return QStringLiteral("Memory alarm: the broker holds %1 MiB of its %2 MiB budget "
+                              "(performance.memory_budget_mb): message %3 rejected")
+            .arg(m_memory.used() / kMiB)
+            .arg(m_memory.budget() / kMiB)
+            .arg(message);
+    }
+    return {};
+}
+
+void Router::evictForRoom(Queue *queue, qsizetype room, qint64 roomBytes)
+{
+    const auto overLimit = [queue, room, roomBytes] {
+        return queue->depth() + room > queue->maxLength() ||
+               (queue->maxBytes() > 0 && queue->bytes() + roomBytes > queue->maxBytes());
+    };
+    while (overLimit() && !queue->ready().empty()) {
         const MessagePtr evicted = queue->ready().front().message;
         queue->ready().pop_front();
+        queue->addBytes(-evicted->envelope.size());
         ++queue->evictedTotal;
         ++m_stats.evicted;
         m_storage.markEvicted(queue->name(), evicted->id);
@@ -399,8 +454,10 @@ void Router::evictForRoom(Queue *queue, qsizetype room)
 void Router::releaseLive(const QByteArray &messageId)
 {
     auto it = m_live.find(messageId);
-    if (it != m_live.end() && --it->queueRefs <= 0)
+    if (it != m_live.end() && --it->queueRefs <= 0) {
+        m_memory.addMessageBytes(-it->bytes);
         m_live.erase(it);
+    }
 }
 
 void Router::dispatch(Queue *queue)
@@ -526,7 +583,8 @@ Status Router::ack(Endpoint *endpoint, const QByteArray &messageId)
                            .arg(QString::fromUtf8(messageId)));
     }
     Queue *queue = queues.first();
-    takeDelivery(queue, messageId);
+    const Delivery delivery = takeDelivery(queue, messageId);
+    queue->addBytes(-delivery.message->envelope.size());
     ++queue->acknowledgedTotal;
     ++m_stats.acknowledged;
     m_storage.markAcknowledged(queue->name(), messageId);
@@ -557,6 +615,7 @@ Status Router::nack(Endpoint *endpoint, const QByteArray &messageId, bool requeu
         requeueFront(queue, {delivery});
     } else {
         ++m_stats.nackDropped;
+        queue->addBytes(-delivery.message->envelope.size());
         m_storage.markEvicted(queue->name(), messageId);
         releaseLive(messageId);
     }
@@ -644,8 +703,10 @@ void Router::purgeQueue(const QString &name, std::function<void(Result<qint64>)>
         if (!queue)
             return done(Result<qint64>::failure(QStringLiteral("Queue '%1' not found").arg(name)));
         const qint64 purged = queue->readyCount();
-        for (const ReadyMessage &ready : queue->ready())
+        for (const ReadyMessage &ready : queue->ready()) {
+            queue->addBytes(-ready.message->envelope.size());
             releaseLive(ready.message->id);
+        }
         queue->ready().clear();
         qCInfo(lcRouter, "purged %lld ready messages from %s", qlonglong(purged), qPrintable(name));
         done(purged);

@@ -16,6 +16,7 @@
 #include "config/config.h"
 #include "core/message.h"
 #include "core/queue.h"
+#include "limits/memorybudget.h"
 #include "storage/storage.h"
 #include "util/result.h"
 
@@ -35,7 +36,8 @@ struct RouterStats
     quint64 published = 0;  // messages committed
     quint64 unroutable = 0; // refused: no queue bound
     quint64 duplicates = 0; // refused: message id already known
-    quint64 rejected = 0;   // refused: a reject-publish queue was full, or storage failed
+    quint64 rejected = 0;   // refused: queue full, message over a byte limit, memory alarm,
+                            // storage failed
     quint64 delivered = 0;
     quint64 redelivered = 0;
     quint64 acknowledged = 0;
@@ -50,8 +52,9 @@ class Router final : public QObject
     Q_DISABLE_COPY_MOVE(Router)
 
 public:
+    // `memory` is told every message byte the router holds and asked before each publish.
     Router(storage::Storage &storage, const Config::Performance &performance,
-           QObject *parent = nullptr);
+           limits::MemoryBudget &memory, QObject *parent = nullptr);
     ~Router() override;
 
     // Start-up: rebuild topology and queued messages from the database.
@@ -137,6 +140,7 @@ private:
     {
         QString sender;
         int queueRefs = 0;
+        qint64 bytes = 0; // counted once in the memory budget, however many queues hold it
     };
     // One publish or publish_batch request: its reply lines, sent together once each message
     // has one. A message may wait on another request's commit of the same id.
@@ -157,6 +161,9 @@ private:
     EndpointState &stateFor(Endpoint *endpoint);
     Queue *addQueue(const QString &name, const QString &owner, qint64 maxLength,
                     const QString &overflow);
+    // Why `queues` cannot take a message of `bytes` now (queue full under reject-publish, too
+    // large for a queue's byte limit, the memory alarm), or an empty string when they can.
+    QString admissionRefusal(const QList<Queue *> &queues, const QByteArray &id, qint64 bytes);
     // A stored max length of 0 means the configured default.
     qint64 effectiveMaxLength(qint64 stored) const
     {
@@ -169,8 +176,11 @@ private:
     void settleWaiters(const QByteArray &id, QList<InflightWaiter> waiters,
                        const storage::PublishResult &result);
     void enqueue(Queue *queue, const MessagePtr &message, bool redelivered);
-    // drop-head: evicts the oldest ready messages until `room` more fit under the limit.
-    void evictForRoom(Queue *queue, qsizetype room);
+    // Counts a message into a queue's bytes and, the first time it is held, the memory budget.
+    void holdLive(Queue *queue, const MessagePtr &message);
+    // drop-head: evicts the oldest ready messages until `room` more messages of `roomBytes`
+    // in all fit under the queue's length and byte limits.
+    void evictForRoom(Queue *queue, qsizetype room, qint64 roomBytes);
     void dispatch(Queue *queue);
     QByteArray deliver(Queue *queue, Endpoint *endpoint, Consumer *consumer, ReadyMessage ready);
     // Removes a delivery from every index; the caller decides where the message goes next.
@@ -191,6 +201,7 @@ private:
 
     storage::Storage &m_storage;
     Config::Performance m_performance;
+    limits::MemoryBudget &m_memory;
     QHash<QString, Holdings> m_holdings;
     QHash<QString, ExchangeInfo> m_exchanges;
     // exchange → routing key → queue names

@@ -7,6 +7,7 @@
 #include <QMap>
 
 #include "core/router.h"
+#include "limits/memorybudget.h"
 #include "limits/ratelimiter.h"
 #include "metrics/processinfo.h"
 #include "metrics/queuestats.h"
@@ -258,6 +259,22 @@ QJsonObject BrokerMetrics::storageJson() const
     };
 }
 
+QJsonObject BrokerMetrics::memoryJson() const
+{
+    const limits::MemoryBudget *m = m_sources.memory;
+    if (!m)
+        return {};
+    return QJsonObject{
+        {QStringLiteral("budget_bytes"), m->budget()},
+        {QStringLiteral("used_bytes"), m->used()},
+        {QStringLiteral("message_bytes"), m->messageBytes()},
+        {QStringLiteral("connection_bytes"), m->connectionBytes()},
+        {QStringLiteral("alarm"), m->alarm()},
+        {QStringLiteral("alarms_raised"), qint64(m->alarmsRaised())},
+        {QStringLiteral("publishes_refused"), qint64(m->refusals())},
+    };
+}
+
 QJsonObject BrokerMetrics::processJson()
 {
     const ProcessInfo info = readProcessInfo();
@@ -309,6 +326,27 @@ QList<MetricFamily> BrokerMetrics::families()
     out << single("ciphermq_process_open_fds", Type::Gauge,
                   "File descriptors the broker process has open.", double(process.openFds));
 
+    if (const limits::MemoryBudget *m = m_sources.memory) {
+        out << single("ciphermq_memory_budget_bytes", Type::Gauge,
+                      "performance.memory_budget_mb in bytes (0 = no budget).",
+                      double(m->budget()));
+        MetricFamily used = family("ciphermq_memory_used_bytes", Type::Gauge,
+                                   "Bytes the memory budget counts, by what holds them: message "
+                                   "envelopes, or connections' unsent output.");
+        used.samples.append(
+            Sample{{{QStringLiteral("kind"), QStringLiteral("messages")}}, double(m->messageBytes())});
+        used.samples.append(Sample{{{QStringLiteral("kind"), QStringLiteral("connections")}},
+                                   double(m->connectionBytes())});
+        out << used;
+        out << single("ciphermq_memory_alarm", Type::Gauge,
+                      "1 while the memory alarm is on and publishes are refused.",
+                      m->alarm() ? 1 : 0);
+        out << single("ciphermq_memory_alarms_total", Type::Counter,
+                      "Times the memory alarm went on.", double(m->alarmsRaised()));
+        out << single("ciphermq_memory_alarm_refusals_total", Type::Counter,
+                      "Messages refused because of the memory alarm.", double(m->refusals()));
+    }
+
     // Messages (RabbitMQ-like names).
     out << single("ciphermq_messages_published_total", Type::Counter,
                   "Messages received from publishers that reached routing.", double(c.published));
@@ -321,7 +359,9 @@ QList<MetricFamily> BrokerMetrics::families()
                   "Messages refused because their message id was already known.",
                   double(c.duplicate));
     out << single("ciphermq_messages_rejected_total", Type::Counter,
-                  "Messages refused because a reject-publish queue was full or storage failed.",
+                  "Messages refused because a reject-publish queue was full, a queue's byte "
+                  "limit was smaller than the message, the memory alarm was on, or storage "
+                  "failed.",
                   double(c.rejected));
     out << single("ciphermq_messages_delivered_total", Type::Counter,
                   "Deliveries to consumers and fetches, redeliveries included.",

@@ -22,8 +22,9 @@
 namespace cmq {
 class Router;
 namespace limits {
+class MemoryBudget;
 class RateLimiter;
-}
+} // namespace limits
 } // namespace cmq
 
 namespace cmq::metrics {
@@ -45,6 +46,7 @@ struct MetricsSources
     const Router *router = nullptr;
     const storage::Storage *storage = nullptr;
     const limits::RateLimiter *limiter = nullptr;
+    const limits::MemoryBudget *memory = nullptr;
     std::function<QList<ConnectionSample>()> connections;
     std::function<int(const QString &listener)> handshakesInProgress;
 };
@@ -107,6 +109,7 @@ public:
     QJsonObject ratesJson() const;
     QJsonObject totalsJson() const;
     QJsonObject storageJson() const;
+    QJsonObject memoryJson() const;
     static QJsonObject processJson();
 
     const Histogram &publishLatency() const { return m_publishLatency; }

@@ -10,10 +10,7 @@ QueueStats queueStats(Queue &queue)
     stats.ready = queue.readyCount();
     stats.unacked = queue.unackedCount();
     stats.consumers = queue.consumers().size();
-    for (const ReadyMessage &ready : queue.ready())
-        stats.bytes += ready.message->envelope.size();
-    for (const Delivery &delivery : std::as_const(queue.unacked()))
-        stats.bytes += delivery.message->envelope.size();
+    stats.bytes = queue.bytes();
     return stats;
 }
 

@@ -1,6 +1,6 @@
 #pragma once
-// Per-queue figures computed on demand for metrics and the admin views: counts, consumers and
-// the envelope bytes a queue holds (summed when asked rather than tracked on every move).
+// Per-queue figures for metrics and the admin views: counts, consumers and the envelope bytes
+// a queue holds.
 
 #include <QtGlobal>
 

@@ -70,6 +70,8 @@ public:
     void setRoles(Roles roles) { m_identity.roles = roles; }
     // Output written but not yet on the wire (plaintext and encrypted).
     qint64 unsentBytes() const;
+    // Plus deliveries held behind a pending reply: all the output this connection holds.
+    qint64 heldOutputBytes() const;
     // True from the moment unsent output passes the high-water mark until it drains to half.
     bool isBackedUp() const { return m_wasBackedUp; }
     // Called with the time from reading each publish/publish_batch line to its reply.
@@ -109,7 +111,6 @@ private:
     // socket only ever gets whole replies).
     void writeNow(const QByteArray &line);
     // Output this connection holds: queued behind a pending reply, or in the socket unsent.
-    qint64 heldOutputBytes() const;
     void resumeReading();
     void onBytesWritten();
     void onLivenessTick();

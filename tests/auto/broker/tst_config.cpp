@@ -105,6 +105,8 @@ QString valueOf(const Config &c, const QString &key)
         {"encryption.algorithm", c.encryption.algorithm},
         {"encryption.aes_key", QString::fromLatin1(c.encryption.aesKey.toBase64())},
         {"performance.max_queue_size", n(c.performance.maxQueueSize)},
+        {"performance.max_queue_bytes", n(c.performance.maxQueueBytes)},
+        {"performance.memory_budget_mb", n(c.performance.memoryBudgetMb)},
         {"performance.overflow_policy", c.performance.overflowPolicy},
         {"performance.heartbeat_timeout", n(c.performance.heartbeatTimeout)},
         {"performance.cleanup_interval", n(c.performance.cleanupInterval)},
@@ -181,6 +183,8 @@ aes_key = "a2tra2tra2tra2tra2tra2tra2tra2tra2tra2tra2s="
 
 [performance]
 max_queue_size = 42
+max_queue_bytes = 4242
+memory_budget_mb = 424
 overflow_policy = "reject-publish"
 heartbeat_timeout = 11
 cleanup_interval = 12
@@ -256,6 +260,8 @@ const Expected kFullExpected[] = {
     {"encryption.algorithm", "x25519_chacha20_poly1305"},
     {"encryption.aes_key", "a2tra2tra2tra2tra2tra2tra2tra2tra2tra2tra2s="},
     {"performance.max_queue_size", "42"},
+    {"performance.max_queue_bytes", "4242"},
+    {"performance.memory_budget_mb", "424"},
     {"performance.overflow_policy", "reject-publish"},
     {"performance.heartbeat_timeout", "11"},
     {"performance.cleanup_interval", "12"},
@@ -591,6 +597,10 @@ void tst_Config::invalid_data()
         "database.connect_retry_delay_ms: must be at least 0 (got -1)");
     set("max_queue_size 0", "performance", "max_queue_size", "0",
         "performance.max_queue_size: must be at least 1 (got 0)");
+    set("max_queue_bytes negative", "performance", "max_queue_bytes", "-1",
+        "performance.max_queue_bytes: must be at least 0 (got -1)");
+    set("memory_budget_mb negative", "performance", "memory_budget_mb", "-1",
+        "performance.memory_budget_mb: must be at least 0 (got -1)");
     for (const char *key : {"heartbeat_timeout", "cleanup_interval", "consumer_cleanup_interval",
                             "idle_timeout_sec", "ack_timeout_sec"}) {
         const QString name = QLatin1String(key);
