@@ -25,7 +25,7 @@ export ASAN_OPTIONS="log_path=$work/asan:abort_on_error=1:detect_leaks=0"
 export UBSAN_OPTIONS="log_path=$work/ubsan:print_stacktrace=1:halt_on_error=1"
 "$build/broker/ciphermq-broker" --config "$work/config.toml" >"$work/broker.log" 2>&1 &
 broker_pid=$!
-until grep -q " ready on " "$work/broker.log"; do
+until grep -qs " ready on " "$work/broker.log"; do
     kill -0 "$broker_pid" 2>/dev/null || { cat "$work/broker.log" >&2; exit 1; }
     sleep 0.05
 done
