@@ -33,24 +33,18 @@ QJsonArray queues(const Router &router)
               [](const Queue *a, const Queue *b) { return a->name() < b->name(); });
     QJsonArray out;
     for (Queue *queue : sorted) {
-        const metrics::QueueStats s = metrics::queueStats(*queue);
-        out.append(QJsonObject{
+        QJsonObject o{
             {QStringLiteral("name"), queue->name()},
             {QStringLiteral("owner"), queue->owner()},
             {QStringLiteral("max_length"), queue->maxLength()},
             {QStringLiteral("max_bytes"), queue->maxBytes()},
             {QStringLiteral("overflow"), queue->overflow()},
-            {QStringLiteral("ready"), s.ready},
-            {QStringLiteral("unacked"), s.unacked},
             {QStringLiteral("inflight"), queue->inflight},
-            {QStringLiteral("consumers"), s.consumers},
-            {QStringLiteral("bytes"), s.bytes},
-            {QStringLiteral("published"), count(queue->publishedTotal)},
-            {QStringLiteral("delivered"), count(queue->deliveredTotal)},
-            {QStringLiteral("acknowledged"), count(queue->acknowledgedTotal)},
-            {QStringLiteral("redelivered"), count(queue->redeliveredTotal)},
-            {QStringLiteral("evicted"), count(queue->evictedTotal)},
-        });
+        };
+        const metrics::QueueFigures f = metrics::queueFigures(*queue);
+        for (const metrics::QueueFigureSpec &spec : metrics::kQueueFigureSpecs)
+            o.insert(QLatin1StringView(spec.snapshotName), f.*spec.field);
+        out.append(o);
     }
     return out;
 }

@@ -115,7 +115,7 @@ Counters BrokerMetrics::counters() const
         c.unroutable = s.unroutable;
         c.duplicate = s.duplicates;
         c.rejected = s.rejected;
-        c.published = s.published + s.unroutable + s.duplicates + s.rejected;
+        c.reachedRouting = s.published + s.unroutable + s.duplicates + s.rejected;
         c.delivered = s.delivered;
         c.redelivered = s.redelivered;
         c.acknowledged = s.acknowledged;
@@ -158,7 +158,8 @@ void BrokerMetrics::sampleRates()
     m_rates = QJsonObject{
         {QStringLiteral("sampled_at"), isoTime(m_sampledAt)},
         {QStringLiteral("interval_ms"), nowMs - m_lastSampleMs},
-        {QStringLiteral("messages_published"), rate(now.published, m_lastSample.published)},
+        {QStringLiteral("messages_published"),
+         rate(now.reachedRouting, m_lastSample.reachedRouting)},
         {QStringLiteral("messages_delivered"), rate(now.delivered, m_lastSample.delivered)},
         {QStringLiteral("messages_acknowledged"),
          rate(now.acknowledged, m_lastSample.acknowledged)},
@@ -181,28 +182,10 @@ QJsonObject BrokerMetrics::brokerJson() const
 QJsonObject BrokerMetrics::countersJson() const
 {
     const Counters c = counters();
-    const auto n = [](quint64 v) { return QJsonValue(qint64(v)); };
-    return QJsonObject{
-        {QStringLiteral("messages_published"), n(c.published)},
-        {QStringLiteral("messages_routed"), n(c.routed)},
-        {QStringLiteral("messages_unroutable"), n(c.unroutable)},
-        {QStringLiteral("messages_duplicate"), n(c.duplicate)},
-        {QStringLiteral("messages_rejected"), n(c.rejected)},
-        {QStringLiteral("messages_delivered"), n(c.delivered)},
-        {QStringLiteral("messages_redelivered"), n(c.redelivered)},
-        {QStringLiteral("messages_acknowledged"), n(c.acknowledged)},
-        {QStringLiteral("messages_evicted"), n(c.evicted)},
-        {QStringLiteral("messages_nack_dropped"), n(c.nackDropped)},
-        {QStringLiteral("ack_timeouts"), n(c.ackTimeouts)},
-        {QStringLiteral("rate_limited"), n(c.rateLimited)},
-        {QStringLiteral("connections_opened"), n(c.connectionsOpened)},
-        {QStringLiteral("connections_closed"), n(c.connectionsClosed)},
-        {QStringLiteral("connections_refused"), n(c.connectionsRefused)},
-        {QStringLiteral("tls_handshake_failures"), n(c.handshakeFailures)},
-        {QStringLiteral("bytes_received"), n(c.bytesIn)},
-        {QStringLiteral("bytes_sent"), n(c.bytesOut)},
-        {QStringLiteral("slow_consumer_events"), n(c.slowEvents)},
-    };
+    QJsonObject o;
+    for (const CounterSpec &spec : kCounterSpecs)
+        o.insert(QLatin1StringView(spec.snapshotName), qint64(c.*spec.field));
+    return o;
 }
 
 QJsonObject BrokerMetrics::ratesJson() const
@@ -210,34 +193,35 @@ QJsonObject BrokerMetrics::ratesJson() const
     return m_rates;
 }
 
-QJsonObject BrokerMetrics::totalsJson() const
+Totals BrokerMetrics::totals() const
 {
-    qint64 data = 0, admin = 0;
+    Totals t;
     if (m_sources.connections) {
         for (const ConnectionSample &s : m_sources.connections())
-            ++(s.listener == QLatin1String("admin") ? admin : data);
+            ++(s.listener == QLatin1String("admin") ? t.adminConnections : t.connections);
     }
-    qint64 queues = 0, consumers = 0, ready = 0, unacked = 0, bytes = 0, exchanges = 0,
-           bindings = 0;
     if (const Router *router = m_sources.router) {
         for (Queue *queue : router->queues()) {
-            const QueueStats s = queueStats(*queue);
-            ++queues;
-            consumers += s.consumers;
-            ready += s.ready;
-            unacked += s.unacked;
-            bytes += s.bytes;
+            const QueueFigures f = queueFigures(*queue);
+            t.consumers += f.consumers;
+            t.messagesReady += f.ready;
+            t.messagesUnacked += f.unacked;
+            t.messageBytes += f.bytes;
         }
-        exchanges = router->exchanges().size();
-        bindings = router->bindings().size();
+        t.queues = router->queues().size();
+        t.exchanges = router->exchanges().size();
+        t.bindings = router->bindings().size();
     }
-    return QJsonObject{
-        {QStringLiteral("connections"), data},     {QStringLiteral("admin_connections"), admin},
-        {QStringLiteral("consumers"), consumers},  {QStringLiteral("queues"), queues},
-        {QStringLiteral("exchanges"), exchanges},  {QStringLiteral("bindings"), bindings},
-        {QStringLiteral("messages_ready"), ready}, {QStringLiteral("messages_unacked"), unacked},
-        {QStringLiteral("message_bytes"), bytes},
-    };
+    return t;
+}
+
+QJsonObject BrokerMetrics::totalsJson() const
+{
+    const Totals t = totals();
+    QJsonObject o;
+    for (const GaugeSpec &spec : kTotalSpecs)
+        o.insert(QLatin1StringView(spec.snapshotName), t.*spec.field);
+    return o;
 }
 
 QJsonObject BrokerMetrics::storageJson() const
@@ -259,20 +243,33 @@ QJsonObject BrokerMetrics::storageJson() const
     };
 }
 
+MemoryFigures BrokerMetrics::memoryFigures() const
+{
+    MemoryFigures f;
+    if (const limits::MemoryBudget *m = m_sources.memory) {
+        f.budgetBytes = m->budget();
+        f.usedBytes = m->used();
+        f.messageBytes = m->messageBytes();
+        f.connectionBytes = m->connectionBytes();
+        f.alarm = m->alarm() ? 1 : 0;
+        f.alarmsRaised = qint64(m->alarmsRaised());
+        f.publishesRefused = qint64(m->refusals());
+    }
+    return f;
+}
+
 QJsonObject BrokerMetrics::memoryJson() const
 {
-    const limits::MemoryBudget *m = m_sources.memory;
-    if (!m)
+    if (!m_sources.memory)
         return {};
-    return QJsonObject{
-        {QStringLiteral("budget_bytes"), m->budget()},
-        {QStringLiteral("used_bytes"), m->used()},
-        {QStringLiteral("message_bytes"), m->messageBytes()},
-        {QStringLiteral("connection_bytes"), m->connectionBytes()},
-        {QStringLiteral("alarm"), m->alarm()},
-        {QStringLiteral("alarms_raised"), qint64(m->alarmsRaised())},
-        {QStringLiteral("publishes_refused"), qint64(m->refusals())},
-    };
+    const MemoryFigures f = memoryFigures();
+    QJsonObject o;
+    for (const MemoryFigureSpec &spec : kMemoryFigureSpecs) {
+        const qint64 value = f.*spec.field;
+        o.insert(QLatin1StringView(spec.snapshotName),
+                 spec.field == &MemoryFigures::alarm ? QJsonValue(value != 0) : QJsonValue(value));
+    }
+    return o;
 }
 
 QJsonObject BrokerMetrics::processJson()
@@ -326,111 +323,40 @@ QList<MetricFamily> BrokerMetrics::families()
     out << single("ciphermq_process_open_fds", Type::Gauge,
                   "File descriptors the broker process has open.", double(process.openFds));
 
-    if (const limits::MemoryBudget *m = m_sources.memory) {
-        out << single("ciphermq_memory_budget_bytes", Type::Gauge,
-                      "performance.memory_budget_mb in bytes (0 = no budget).",
-                      double(m->budget()));
-        MetricFamily used = family("ciphermq_memory_used_bytes", Type::Gauge,
-                                   "Bytes the memory budget counts, by what holds them: message "
-                                   "envelopes, or connections' unsent output.");
-        used.samples.append(
-            Sample{{{QStringLiteral("kind"), QStringLiteral("messages")}}, double(m->messageBytes())});
-        used.samples.append(Sample{{{QStringLiteral("kind"), QStringLiteral("connections")}},
-                                   double(m->connectionBytes())});
-        out << used;
-        out << single("ciphermq_memory_alarm", Type::Gauge,
-                      "1 while the memory alarm is on and publishes are refused.",
-                      m->alarm() ? 1 : 0);
-        out << single("ciphermq_memory_alarms_total", Type::Counter,
-                      "Times the memory alarm went on.", double(m->alarmsRaised()));
-        out << single("ciphermq_memory_alarm_refusals_total", Type::Counter,
-                      "Messages refused because of the memory alarm.", double(m->refusals()));
+    if (m_sources.memory) {
+        const MemoryFigures m = memoryFigures();
+        for (const MemoryFigureSpec &spec : kMemoryFigureSpecs)
+            out << single(spec.prometheusName, spec.counter ? Type::Counter : Type::Gauge,
+                          spec.help, double(m.*spec.field));
     }
 
-    // Messages (RabbitMQ-like names).
-    out << single("ciphermq_messages_published_total", Type::Counter,
-                  "Messages received from publishers that reached routing.", double(c.published));
-    out << single("ciphermq_messages_routed_total", Type::Counter,
-                  "Messages stored and enqueued in at least one queue.", double(c.routed));
-    out << single("ciphermq_messages_unroutable_total", Type::Counter,
-                  "Messages refused because no queue was bound for their routing key.",
-                  double(c.unroutable));
-    out << single("ciphermq_messages_duplicate_total", Type::Counter,
-                  "Messages refused because their message id was already known.",
-                  double(c.duplicate));
-    out << single("ciphermq_messages_rejected_total", Type::Counter,
-                  "Messages refused because a reject-publish queue was full, a queue's byte "
-                  "limit was smaller than the message, the memory alarm was on, or storage "
-                  "failed.",
-                  double(c.rejected));
-    out << single("ciphermq_messages_delivered_total", Type::Counter,
-                  "Deliveries to consumers and fetches, redeliveries included.",
-                  double(c.delivered));
-    out << single("ciphermq_messages_redelivered_total", Type::Counter,
-                  "Deliveries of messages that had been delivered before without an ack.",
-                  double(c.redelivered));
-    out << single("ciphermq_messages_acknowledged_total", Type::Counter,
-                  "Deliveries acknowledged by their consumer.", double(c.acknowledged));
-    out << single("ciphermq_messages_evicted_total", Type::Counter,
-                  "Messages dropped from the head of a full drop-head queue.", double(c.evicted));
-    out << single("ciphermq_messages_nack_dropped_total", Type::Counter,
-                  "Deliveries negatively acknowledged without requeue.", double(c.nackDropped));
-    out << single("ciphermq_ack_timeouts_total", Type::Counter,
-                  "Deliveries requeued because their ack did not come in time.",
-                  double(c.ackTimeouts));
+    // Messages (RabbitMQ-like names), traffic, and what the broker holds: one row each in
+    // metrictables.h.
+    for (const CounterSpec &spec : kCounterSpecs) {
+        if (spec.prometheusName)
+            out << single(spec.prometheusName, Type::Counter, spec.help, double(c.*spec.field));
+    }
+    const Totals t = totals();
+    for (const GaugeSpec &spec : kTotalSpecs) {
+        if (spec.prometheusName)
+            out << single(spec.prometheusName, Type::Gauge, spec.help, double(t.*spec.field));
+    }
 
-    // Queues.
-    MetricFamily ready = family("ciphermq_queue_messages_ready", Type::Gauge,
-                                "Messages waiting in the queue for a consumer.");
-    MetricFamily unacked = family("ciphermq_queue_messages_unacked", Type::Gauge,
-                                  "Messages delivered from the queue and not yet acknowledged.");
-    MetricFamily consumers =
-        family("ciphermq_queue_consumers", Type::Gauge, "Consumers subscribed to the queue.");
-    MetricFamily bytes = family("ciphermq_queue_messages_bytes", Type::Gauge,
-                                "Envelope bytes of the ready and unacknowledged messages.");
-    MetricFamily qPublished = family("ciphermq_queue_messages_published_total", Type::Counter,
-                                     "Messages enqueued in the queue.");
-    MetricFamily qDelivered = family("ciphermq_queue_messages_delivered_total", Type::Counter,
-                                     "Deliveries from the queue.");
-    MetricFamily qAcked = family("ciphermq_queue_messages_acknowledged_total", Type::Counter,
-                                 "Acknowledged deliveries from the queue.");
-    MetricFamily qRedelivered = family("ciphermq_queue_messages_redelivered_total", Type::Counter,
-                                       "Redeliveries from the queue.");
-    MetricFamily qEvicted = family("ciphermq_queue_messages_evicted_total", Type::Counter,
-                                   "Messages evicted from the queue when it was full.");
-    double totalReady = 0, totalUnacked = 0, totalConsumers = 0;
-    qsizetype queueCount = 0, exchangeCount = 0, bindingCount = 0;
+    // Queues: one family per figure, one sample per queue.
+    QList<MetricFamily> perQueue;
+    for (const QueueFigureSpec &spec : kQueueFigureSpecs)
+        perQueue << family(spec.prometheusName, spec.counter ? Type::Counter : Type::Gauge,
+                           spec.help);
     if (const Router *router = m_sources.router) {
         for (Queue *queue : router->queues()) {
-            const QueueStats s = queueStats(*queue);
+            const QueueFigures f = queueFigures(*queue);
             const Labels labels{{QStringLiteral("queue"), queue->name()}};
-            ready.samples.append(Sample{labels, double(s.ready)});
-            unacked.samples.append(Sample{labels, double(s.unacked)});
-            consumers.samples.append(Sample{labels, double(s.consumers)});
-            bytes.samples.append(Sample{labels, double(s.bytes)});
-            qPublished.samples.append(Sample{labels, double(queue->publishedTotal)});
-            qDelivered.samples.append(Sample{labels, double(queue->deliveredTotal)});
-            qAcked.samples.append(Sample{labels, double(queue->acknowledgedTotal)});
-            qRedelivered.samples.append(Sample{labels, double(queue->redeliveredTotal)});
-            qEvicted.samples.append(Sample{labels, double(queue->evictedTotal)});
-            totalReady += double(s.ready);
-            totalUnacked += double(s.unacked);
-            totalConsumers += double(s.consumers);
+            for (qsizetype i = 0; i < perQueue.size(); ++i)
+                perQueue[i].samples.append(
+                    Sample{labels, double(f.*kQueueFigureSpecs[i].field)});
         }
-        queueCount = router->queues().size();
-        exchangeCount = router->exchanges().size();
-        bindingCount = router->bindings().size();
     }
-    out << single("ciphermq_queues", Type::Gauge, "Queues declared.", double(queueCount));
-    out << single("ciphermq_exchanges", Type::Gauge, "Exchanges declared.", double(exchangeCount));
-    out << single("ciphermq_bindings", Type::Gauge, "Bindings.", double(bindingCount));
-    out << single("ciphermq_consumers", Type::Gauge, "Consumers over all queues.", totalConsumers);
-    out << single("ciphermq_messages_ready", Type::Gauge, "Ready messages over all queues.",
-                  totalReady);
-    out << single("ciphermq_messages_unacked", Type::Gauge,
-                  "Unacknowledged deliveries over all queues.", totalUnacked);
-    out << ready << unacked << consumers << bytes << qPublished << qDelivered << qAcked
-        << qRedelivered << qEvicted;
+    out << perQueue;
 
     // Connections.
     MetricFamily byRole = family("ciphermq_connections", Type::Gauge,
@@ -498,15 +424,6 @@ QList<MetricFamily> BrokerMetrics::families()
                    double(m_sources.handshakesInProgress ? m_sources.handshakesInProgress(l) : 0)});
     }
     out << handshakes;
-    out << single("ciphermq_received_bytes_total", Type::Counter,
-                  "Bytes of requests read from clients (after TLS).", double(c.bytesIn));
-    out << single("ciphermq_sent_bytes_total", Type::Counter,
-                  "Bytes of replies and deliveries written to clients (before TLS).",
-                  double(c.bytesOut));
-    out << single("ciphermq_slow_consumer_events_total", Type::Counter,
-                  "Times a connection's unsent output went over server.output_buffer_bytes, "
-                  "stopping its deliveries.",
-                  double(c.slowEvents));
     out << single("ciphermq_slow_connections", Type::Gauge,
                   "Connections whose unsent output is over the limit right now.", slowNow);
 

@@ -16,6 +16,7 @@
 
 #include "acl/aclmanager.h"
 #include "metrics/histogram.h"
+#include "metrics/metrictables.h"
 #include "metrics/prometheuswriter.h"
 #include "storage/storage.h"
 
@@ -51,30 +52,6 @@ struct MetricsSources
     std::function<int(const QString &listener)> handshakesInProgress;
 };
 
-// Totals since start over both listeners (messages: data listener only).
-struct Counters
-{
-    quint64 published = 0; // reached routing: routed + unroutable + duplicate + rejected
-    quint64 routed = 0;
-    quint64 unroutable = 0;
-    quint64 duplicate = 0;
-    quint64 rejected = 0;
-    quint64 delivered = 0;
-    quint64 redelivered = 0;
-    quint64 acknowledged = 0;
-    quint64 evicted = 0;
-    quint64 nackDropped = 0;
-    quint64 ackTimeouts = 0;
-    quint64 rateLimited = 0;
-    quint64 connectionsOpened = 0;
-    quint64 connectionsClosed = 0;
-    quint64 connectionsRefused = 0;
-    quint64 handshakeFailures = 0;
-    quint64 bytesIn = 0;
-    quint64 bytesOut = 0;
-    quint64 slowEvents = 0;
-};
-
 class BrokerMetrics final : public QObject
 {
     Q_OBJECT
@@ -98,6 +75,8 @@ public:
     void publishCompleted(qint64 ns);
 
     Counters counters() const;
+    Totals totals() const;
+    MemoryFigures memoryFigures() const;
 
     // The whole registry, Prometheus text format 0.0.4 (without the admin protocol's "# EOF").
     QByteArray prometheusText();

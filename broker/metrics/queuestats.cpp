@@ -4,14 +4,19 @@
 
 namespace cmq::metrics {
 
-QueueStats queueStats(Queue &queue)
+QueueFigures queueFigures(Queue &queue)
 {
-    QueueStats stats;
-    stats.ready = queue.readyCount();
-    stats.unacked = queue.unackedCount();
-    stats.consumers = queue.consumers().size();
-    stats.bytes = queue.bytes();
-    return stats;
+    QueueFigures f;
+    f.ready = queue.readyCount();
+    f.unacked = queue.unackedCount();
+    f.consumers = queue.consumers().size();
+    f.bytes = queue.bytes();
+    f.published = qint64(queue.publishedTotal);
+    f.delivered = qint64(queue.deliveredTotal);
+    f.acknowledged = qint64(queue.acknowledgedTotal);
+    f.redelivered = qint64(queue.redeliveredTotal);
+    f.evicted = qint64(queue.evictedTotal);
+    return f;
 }
 
 } // namespace cmq::metrics

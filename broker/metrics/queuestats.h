@@ -1,8 +1,7 @@
 #pragma once
-// Per-queue figures for metrics and the admin views: counts, consumers and the envelope bytes
-// a queue holds.
+// One queue's figures for metrics and the admin views (metrics/metrictables.h names them).
 
-#include <QtGlobal>
+#include "metrics/metrictables.h"
 
 namespace cmq {
 class Queue;
@@ -10,14 +9,6 @@ class Queue;
 
 namespace cmq::metrics {
 
-struct QueueStats
-{
-    qint64 ready = 0;
-    qint64 unacked = 0;
-    qint64 consumers = 0;
-    qint64 bytes = 0; // envelope bytes of ready + unacked messages
-};
-
-QueueStats queueStats(Queue &queue);
+QueueFigures queueFigures(Queue &queue);
 
 } // namespace cmq::metrics

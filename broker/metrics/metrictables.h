@@ -1,0 +1,204 @@
+#pragma once
+// Every broker-wide counter and gauge, and every per-queue figure, written once: the field that
+// holds it, its name in the admin snapshot, its Prometheus family and that family's help. The
+// snapshot sections ("counters", "totals", "queues") and the Prometheus exposition all walk
+// these tables, so adding a metric is one field in its struct, one row here and the line that
+// counts it. Labelled families (per listener, per reason, per bucket) and histograms are built
+// in brokermetrics.cpp: their snapshot form is a total, not the same shape.
+
+#include <QtGlobal>
+
+namespace cmq::metrics {
+
+// Totals since start, over both listeners (the messages_* ones: data listener only).
+struct Counters
+{
+    quint64 reachedRouting = 0; // routed + unroutable + duplicate + rejected
+    quint64 routed = 0;         // stored and enqueued
+    quint64 unroutable = 0;
+    quint64 duplicate = 0;
+    quint64 rejected = 0;
+    quint64 delivered = 0;
+    quint64 redelivered = 0;
+    quint64 acknowledged = 0;
+    quint64 evicted = 0;
+    quint64 nackDropped = 0;
+    quint64 ackTimeouts = 0;
+    quint64 rateLimited = 0;
+    quint64 connectionsOpened = 0;
+    quint64 connectionsClosed = 0;
+    quint64 connectionsRefused = 0;
+    quint64 handshakeFailures = 0;
+    quint64 bytesIn = 0;
+    quint64 bytesOut = 0;
+    quint64 slowEvents = 0;
+};
+
+struct CounterSpec
+{
+    quint64 Counters::*field;
+    const char *snapshotName; // in the snapshot's "counters"
+    // The Prometheus counter, or nullptr when the exposition has it as a labelled family.
+    const char *prometheusName;
+    const char *help;
+};
+
+inline constexpr CounterSpec kCounterSpecs[] = {
+    {&Counters::reachedRouting, "messages_published", "ciphermq_messages_published_total",
+     "Messages received from publishers that reached routing."},
+    {&Counters::routed, "messages_routed", "ciphermq_messages_routed_total",
+     "Messages stored and enqueued in at least one queue."},
+    {&Counters::unroutable, "messages_unroutable", "ciphermq_messages_unroutable_total",
+     "Messages refused because no queue was bound for their routing key."},
+    {&Counters::duplicate, "messages_duplicate", "ciphermq_messages_duplicate_total",
+     "Messages refused because their message id was already known."},
+    {&Counters::rejected, "messages_rejected", "ciphermq_messages_rejected_total",
+     "Messages refused because a reject-publish queue was full, a queue's byte limit was "
+     "smaller than the message, the memory alarm was on, or storage failed."},
+    {&Counters::delivered, "messages_delivered", "ciphermq_messages_delivered_total",
+     "Deliveries to consumers and fetches, redeliveries included."},
+    {&Counters::redelivered, "messages_redelivered", "ciphermq_messages_redelivered_total",
+     "Deliveries of messages that had been delivered before without an ack."},
+    {&Counters::acknowledged, "messages_acknowledged", "ciphermq_messages_acknowledged_total",
+     "Deliveries acknowledged by their consumer."},
+    {&Counters::evicted, "messages_evicted", "ciphermq_messages_evicted_total",
+     "Messages dropped from the head of a full drop-head queue."},
+    {&Counters::nackDropped, "messages_nack_dropped", "ciphermq_messages_nack_dropped_total",
+     "Deliveries negatively acknowledged without requeue."},
+    {&Counters::ackTimeouts, "ack_timeouts", "ciphermq_ack_timeouts_total",
+     "Deliveries requeued because their ack did not come in time."},
+    {&Counters::rateLimited, "rate_limited", nullptr, nullptr}, // by scope and bucket
+    {&Counters::connectionsOpened, "connections_opened", nullptr, nullptr}, // by listener
+    {&Counters::connectionsClosed, "connections_closed", nullptr, nullptr},
+    {&Counters::connectionsRefused, "connections_refused", nullptr, nullptr}, // and reason
+    {&Counters::handshakeFailures, "tls_handshake_failures", nullptr, nullptr},
+    {&Counters::bytesIn, "bytes_received", "ciphermq_received_bytes_total",
+     "Bytes of requests read from clients (after TLS)."},
+    {&Counters::bytesOut, "bytes_sent", "ciphermq_sent_bytes_total",
+     "Bytes of replies and deliveries written to clients (before TLS)."},
+    {&Counters::slowEvents, "slow_consumer_events", "ciphermq_slow_consumer_events_total",
+     "Times a connection's unsent output went over server.output_buffer_bytes, stopping its "
+     "deliveries."},
+};
+
+// What the broker holds right now.
+struct Totals
+{
+    qint64 connections = 0; // data listener
+    qint64 adminConnections = 0;
+    qint64 consumers = 0;
+    qint64 queues = 0;
+    qint64 exchanges = 0;
+    qint64 bindings = 0;
+    qint64 messagesReady = 0;
+    qint64 messagesUnacked = 0;
+    qint64 messageBytes = 0;
+};
+
+struct GaugeSpec
+{
+    qint64 Totals::*field;
+    const char *snapshotName; // in the snapshot's "totals"
+    const char *prometheusName; // nullptr: the exposition has it as a labelled family
+    const char *help;
+};
+
+inline constexpr GaugeSpec kTotalSpecs[] = {
+    {&Totals::connections, "connections", nullptr, nullptr}, // ciphermq_connections{listener,role}
+    {&Totals::adminConnections, "admin_connections", nullptr, nullptr},
+    {&Totals::consumers, "consumers", "ciphermq_consumers", "Consumers over all queues."},
+    {&Totals::queues, "queues", "ciphermq_queues", "Queues declared."},
+    {&Totals::exchanges, "exchanges", "ciphermq_exchanges", "Exchanges declared."},
+    {&Totals::bindings, "bindings", "ciphermq_bindings", "Bindings."},
+    {&Totals::messagesReady, "messages_ready", "ciphermq_messages_ready",
+     "Ready messages over all queues."},
+    {&Totals::messagesUnacked, "messages_unacked", "ciphermq_messages_unacked",
+     "Unacknowledged deliveries over all queues."},
+    {&Totals::messageBytes, "message_bytes", "ciphermq_messages_bytes",
+     "Envelope bytes of the ready and unacknowledged messages over all queues."},
+};
+
+// One queue's figures (metrics/queuestats.h fills them).
+struct QueueFigures
+{
+    qint64 ready = 0;
+    qint64 unacked = 0;
+    qint64 consumers = 0;
+    qint64 bytes = 0; // envelope bytes of ready + unacked messages
+    qint64 published = 0;
+    qint64 delivered = 0;
+    qint64 acknowledged = 0;
+    qint64 redelivered = 0;
+    qint64 evicted = 0;
+};
+
+struct QueueFigureSpec
+{
+    qint64 QueueFigures::*field;
+    const char *snapshotName; // in each object of the snapshot's "queues"
+    const char *prometheusName; // labelled {queue="..."}
+    bool counter;               // else a gauge
+    const char *help;
+};
+
+inline constexpr QueueFigureSpec kQueueFigureSpecs[] = {
+    {&QueueFigures::ready, "ready", "ciphermq_queue_messages_ready", false,
+     "Messages waiting in the queue for a consumer."},
+    {&QueueFigures::unacked, "unacked", "ciphermq_queue_messages_unacked", false,
+     "Messages delivered from the queue and not yet acknowledged."},
+    {&QueueFigures::consumers, "consumers", "ciphermq_queue_consumers", false,
+     "Consumers subscribed to the queue."},
+    {&QueueFigures::bytes, "bytes", "ciphermq_queue_messages_bytes", false,
+     "Envelope bytes of the ready and unacknowledged messages."},
+    {&QueueFigures::published, "published", "ciphermq_queue_messages_published_total", true,
+     "Messages enqueued in the queue."},
+    {&QueueFigures::delivered, "delivered", "ciphermq_queue_messages_delivered_total", true,
+     "Deliveries from the queue."},
+    {&QueueFigures::acknowledged, "acknowledged", "ciphermq_queue_messages_acknowledged_total",
+     true, "Acknowledged deliveries from the queue."},
+    {&QueueFigures::redelivered, "redelivered", "ciphermq_queue_messages_redelivered_total", true,
+     "Redeliveries from the queue."},
+    {&QueueFigures::evicted, "evicted", "ciphermq_queue_messages_evicted_total", true,
+     "Messages evicted from the queue when it was full."},
+};
+
+// The memory budget (limits/memorybudget.h), as the snapshot's "memory" shows it.
+struct MemoryFigures
+{
+    qint64 budgetBytes = 0;
+    qint64 usedBytes = 0;
+    qint64 messageBytes = 0;
+    qint64 connectionBytes = 0;
+    qint64 alarm = 0; // 0 or 1; a boolean in the snapshot
+    qint64 alarmsRaised = 0;
+    qint64 publishesRefused = 0;
+};
+
+struct MemoryFigureSpec
+{
+    qint64 MemoryFigures::*field;
+    const char *snapshotName;
+    const char *prometheusName;
+    bool counter; // else a gauge
+    const char *help;
+};
+
+inline constexpr MemoryFigureSpec kMemoryFigureSpecs[] = {
+    {&MemoryFigures::budgetBytes, "budget_bytes", "ciphermq_memory_budget_bytes", false,
+     "performance.memory_budget_mb in bytes (the automatic value when 0)."},
+    {&MemoryFigures::usedBytes, "used_bytes", "ciphermq_memory_used_bytes", false,
+     "Bytes the memory budget counts: message bytes plus connection bytes."},
+    {&MemoryFigures::messageBytes, "message_bytes", "ciphermq_memory_message_bytes", false,
+     "Envelope bytes held, each message once, commits pending included."},
+    {&MemoryFigures::connectionBytes, "connection_bytes", "ciphermq_memory_connection_bytes",
+     false, "Connections' output not yet taken by the network, sampled every 200 ms."},
+    {&MemoryFigures::alarm, "alarm", "ciphermq_memory_alarm", false,
+     "1 while the memory alarm is on and publishes are refused."},
+    {&MemoryFigures::alarmsRaised, "alarms_raised", "ciphermq_memory_alarms_total", true,
+     "Times the memory alarm went on."},
+    {&MemoryFigures::publishesRefused, "publishes_refused",
+     "ciphermq_memory_alarm_refusals_total", true,
+     "Messages refused because of the memory alarm."},
+};
+
+} // namespace cmq::metrics
