@@ -84,18 +84,19 @@ Status Broker::start()
 
     applyMemoryBudget();
     m_memory.onAlarmChanged = [this](bool on) {
-        constexpr qint64 kMiB = 1 << 20;
+        using limits::mebibytes;
         if (on)
             qCWarning(lcBroker,
-                      "memory alarm on: %lld MiB held (%lld MiB messages, %lld MiB connection "
-                      "output) of the %lld MiB budget; publishes are refused until it falls to "
-                      "90%%",
-                      qlonglong(m_memory.used() / kMiB), qlonglong(m_memory.messageBytes() / kMiB),
-                      qlonglong(m_memory.connectionBytes() / kMiB),
-                      qlonglong(m_memory.budget() / kMiB));
+                      "memory alarm on: %s MiB held (%s MiB messages, %s MiB connection output) "
+                      "of the %s MiB budget; publishes are refused until it falls to 90%%",
+                      qPrintable(mebibytes(m_memory.used())),
+                      qPrintable(mebibytes(m_memory.messageBytes())),
+                      qPrintable(mebibytes(m_memory.connectionBytes())),
+                      qPrintable(mebibytes(m_memory.budget())));
         else
-            qCInfo(lcBroker, "memory alarm off: %lld MiB held of the %lld MiB budget",
-                   qlonglong(m_memory.used() / kMiB), qlonglong(m_memory.budget() / kMiB));
+            qCInfo(lcBroker, "memory alarm off: %s MiB held of the %s MiB budget",
+                   qPrintable(mebibytes(m_memory.used())),
+                   qPrintable(mebibytes(m_memory.budget())));
     };
     m_memorySampler.setInterval(kMemorySampleMs);
     connect(&m_memorySampler, &QTimer::timeout, this, &Broker::sampleConnectionMemory);
@@ -279,7 +280,7 @@ void Broker::applyMemoryBudget()
 {
     const qint64 mb = m_config.performance.memoryBudgetMb;
     m_memory.setBudget(mb > 0 ? mb << 20 : limits::automaticMemoryBudget());
-    qCInfo(lcBroker, "memory budget %lld MiB%s", qlonglong(m_memory.budget() >> 20),
+    qCInfo(lcBroker, "memory budget %s MiB%s", qPrintable(limits::mebibytes(m_memory.budget())),
            mb > 0 ? "" : " (automatic: 40% of the memory available)");
 }
 

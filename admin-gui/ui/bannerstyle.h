@@ -1,5 +1,5 @@
 #pragma once
-// The two message styles shared by the window's banner and the connect dialog, so an error
+// The message styles shared by the window's banner and the connect dialog, so an error
 // looks the same wherever it appears; light or dark to match the application palette.
 
 #include <QString>
@@ -14,6 +14,14 @@ inline QString errorBannerStyle(bool dark = isDarkPalette())
         return QStringLiteral(
             "background:#4a1c1c;color:#ffd6d6;padding:6px;border:1px solid #8a3a3a");
     return QStringLiteral("background:#fde2e2;color:#8a1c1c;padding:6px;border:1px solid #e0a0a0");
+}
+
+inline QString warningBannerStyle(bool dark = isDarkPalette())
+{
+    if (dark)
+        return QStringLiteral(
+            "background:#4a3a10;color:#fff0c8;padding:6px;border:1px solid #8a7030");
+    return QStringLiteral("background:#fff4d6;color:#6b4e00;padding:6px;border:1px solid #e0c070");
 }
 
 inline QString okBannerStyle(bool dark = isDarkPalette())

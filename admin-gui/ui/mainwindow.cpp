@@ -42,7 +42,7 @@ QString uptimeText(double seconds)
 } // namespace
 
 MainWindow::MainWindow(QWidget *parent)
-    : QMainWindow(parent), m_tabs(new QTabWidget), m_banner(new QLabel),
+    : QMainWindow(parent), m_tabs(new QTabWidget), m_banner(new QLabel), m_alarms(new QLabel),
       m_overview(new OverviewPage), m_exchangeView(new QTreeView), m_state(new QLabel),
       m_identity(new QLabel), m_version(new QLabel), m_uptime(new QLabel)
 {
@@ -85,8 +85,12 @@ MainWindow::MainWindow(QWidget *parent)
     m_banner->setWordWrap(true);
     m_banner->setVisible(false);
     m_banner->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_alarms->setWordWrap(true);
+    m_alarms->setVisible(false);
+    m_alarms->setTextInteractionFlags(Qt::TextSelectableByMouse);
     auto *central = new QWidget;
     auto *layout = new QVBoxLayout(central);
+    layout->addWidget(m_alarms);
     layout->addWidget(m_banner);
     layout->addWidget(m_tabs, 1);
     setCentralWidget(central);
@@ -212,6 +216,8 @@ void MainWindow::showSnapshot(const QJsonObject &snapshot)
     m_version->setText(tr("Broker %1").arg(broker.value("version").toString()));
     m_uptime->setText(tr("Up %1").arg(uptimeText(broker.value("uptime_seconds").toDouble())));
     m_overview->showSnapshot(snapshot);
+    showAlarms(brokerAlarms(snapshot, m_session.client().peerCertificateChain(),
+                            QDateTime::currentDateTimeUtc()));
     split();
     const QJsonArray queues = snapshot.value("queues").toArray();
     const double uptime = broker.value("uptime_seconds").toDouble();
@@ -285,6 +291,25 @@ void MainWindow::onStateChanged(AdminSession::State state, const QString &messag
     default:
         break;
     }
+}
+
+void MainWindow::showAlarms(const QList<BrokerAlarm> &alarms)
+{
+    if (alarms.isEmpty()) {
+        m_alarms->setVisible(false);
+        return;
+    }
+    QStringList lines;
+    for (const BrokerAlarm &alarm : alarms)
+        lines.append(alarm.text);
+    const QString text = lines.join(u'\n');
+    if (m_alarms->isVisible() && m_alarms->text() == text)
+        return; // restyling on every snapshot would cost a re-polish each second
+    m_alarms->setText(text);
+    m_alarms->setStyleSheet(alarms.first().severity == BrokerAlarm::Severity::Critical
+                                ? errorBannerStyle()
+                                : warningBannerStyle());
+    m_alarms->setVisible(true);
 }
 
 void MainWindow::showBanner(const QString &text, bool error)

@@ -15,6 +15,7 @@
 #include <QTreeView>
 
 #include "models/adminsession.h"
+#include "models/brokeralarms.h"
 #include "models/connectionprofiles.h"
 #include "models/connectiontablemodel.h"
 #include "models/exchangetreemodel.h"
@@ -66,6 +67,9 @@ public:
     QueueDetailDialog *queueDetail(const QString &queue) const;
     // The visible banner text: refusals and action results, for the operator and for tests.
     QString bannerText() const { return m_banner->text(); }
+    // The alarm banner: the broker's alarms and certificates expiring soon, one per line;
+    // empty when there is nothing to warn about.
+    QString alarmText() const { return m_alarms->isVisible() ? m_alarms->text() : QString(); }
     QString statusText() const { return m_state->text(); }
     // "Admin <CN> · <host>:<port>": the identity from the certificate itself, and the node.
     QString identityText() const { return m_identity->text(); }
@@ -107,6 +111,7 @@ private:
     bool finishDialogConnect(AdminSession::State state);
     void onStateChanged(AdminSession::State state, const QString &message);
     void onActionFinished(const QString &line, bool ok, const QString &message);
+    void showAlarms(const QList<BrokerAlarm> &alarms);
     void showBanner(const QString &text, bool error);
     void exportInteractively();
 
@@ -121,6 +126,7 @@ private:
     bool m_dialogConnecting = false; // the connect dialog waits for the attempt's outcome
     QTabWidget *m_tabs;
     QLabel *m_banner;
+    QLabel *m_alarms;
     OverviewPage *m_overview;
     TablePage *m_queuesPage;
     TablePage *m_connectionsPage;

@@ -422,15 +422,22 @@ QString Router::admissionRefusal(const QList<Queue *> &queues, const QByteArray 
                 .arg(message);
         }
     }
-    if (!m_memory.admit(bytes)) {
-        constexpr qint64 kMiB = 1 << 20;
+    using limits::mebibytes;
+    switch (m_memory.admit(bytes)) {
+    case limits::MemoryBudget::Admission::Admitted:
+        return {};
+    case limits::MemoryBudget::Admission::Alarm:
         return QStringLiteral("Memory alarm: the broker holds %1 MiB of its %2 MiB budget "
                               "(performance.memory_budget_mb): message %3 rejected")
-            .arg(m_memory.used() / kMiB)
-            .arg(m_memory.budget() / kMiB)
-            .arg(message);
+            .arg(mebibytes(m_memory.used()), mebibytes(m_memory.budget()), message);
+    case limits::MemoryBudget::Admission::DoesNotFit:
+        break;
     }
-    return {};
+    return QStringLiteral("Message %1 of %2 bytes does not fit in the broker's memory budget "
+                          "(%3 MiB of %4 MiB held, performance.memory_budget_mb)")
+        .arg(message)
+        .arg(bytes)
+        .arg(mebibytes(m_memory.used()), mebibytes(m_memory.budget()));
 }
 
 void Router::evictForRoom(Queue *queue, qsizetype room, qint64 roomBytes)

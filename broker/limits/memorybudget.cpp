@@ -29,15 +29,16 @@ void MemoryBudget::setConnectionBytes(qint64 bytes)
     clearIfBelowThreshold();
 }
 
-bool MemoryBudget::admit(qint64 bytes)
+MemoryBudget::Admission MemoryBudget::admit(qint64 bytes)
 {
     if (m_budget <= 0)
-        return true;
+        return Admission::Admitted;
     if (!m_alarm && used() + bytes <= m_budget)
-        return true;
+        return Admission::Admitted;
     ++m_refusals;
-    setAlarm(true);
-    return false;
+    if (used() * 100 > m_budget * kClearPercent)
+        setAlarm(true);
+    return m_alarm ? Admission::Alarm : Admission::DoesNotFit;
 }
 
 void MemoryBudget::clearIfBelowThreshold()
@@ -55,6 +56,12 @@ void MemoryBudget::setAlarm(bool on)
         ++m_alarmsRaised;
     if (onAlarmChanged)
         onAlarmChanged(on);
+}
+
+QString mebibytes(qint64 bytes)
+{
+    const double mib = double(bytes) / double(1 << 20);
+    return QString::number(mib, 'f', mib < 10 ? 1 : 0);
 }
 
 static qint64 readFirstNumber(const QString &path, const QByteArray &prefix)

@@ -2,15 +2,17 @@
 // The broker-wide memory budget (performance.memory_budget_mb), like RabbitMQ's memory alarm:
 // what the broker holds for messages (envelopes queued, delivered and awaiting an ack, or
 // waiting for their commit) plus what it holds for connections (output the network has not
-// taken, deliveries held behind a pending reply). Once accepting a publish would take that
-// over the budget the alarm goes on and publishes are refused with an error; acks, consumes
-// and deliveries go on, so consumers drain it. It goes off at 90% of the budget, so that a
-// queue hovering at the limit does not switch publishers on and off with every message.
+// taken, deliveries held behind a pending reply). A publish that would take that over the
+// budget is refused; when the broker is also above 90% of it, the alarm goes on and every
+// publish is refused, whatever its size, until use falls back to 90% (so that a broker
+// hovering at the limit does not switch publishers on and off with every message). Acks,
+// consumes and deliveries go on, so consumers drain it. Below 90% a refused publish is just
+// one that does not fit (a large message), and raises no alarm.
 // Pure arithmetic: the router reports message bytes, the broker samples connection bytes.
 
 #include <functional>
 
-#include <QtGlobal>
+#include <QString>
 
 namespace cmq::limits {
 
@@ -30,9 +32,10 @@ public:
     qint64 used() const { return m_messageBytes + m_connectionBytes; }
 
     bool alarm() const { return m_alarm; }
-    // Whether a publish that brings `bytes` more may be accepted. A refusal raises the alarm
-    // (if it was off) and counts.
-    bool admit(qint64 bytes);
+    enum class Admission { Admitted, Alarm, DoesNotFit };
+    // Whether a publish that brings `bytes` more may be accepted; a refusal counts, and raises
+    // the alarm when use is above 90% of the budget.
+    Admission admit(qint64 bytes);
     quint64 refusals() const { return m_refusals; }
     quint64 alarmsRaised() const { return m_alarmsRaised; }
 
@@ -50,6 +53,9 @@ private:
     quint64 m_refusals = 0;
     quint64 m_alarmsRaised = 0;
 };
+
+// "0.9", "63.7", "9830": MiB for messages, with a decimal while small budgets would show 0.
+QString mebibytes(qint64 bytes);
 
 // performance.memory_budget_mb = 0 (the default): 40% of this machine's memory, or of the
 // service's cgroup limit (systemd MemoryMax=) when that is lower. 0 if neither is known.

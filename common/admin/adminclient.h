@@ -43,6 +43,8 @@ public:
     void connectToBroker(const QString &host, quint16 port);
     void disconnectFromBroker();
     bool isConnected() const;
+    // The broker's certificate and its chain, from the TLS session (for expiry warnings).
+    QList<QSslCertificate> peerCertificateChain() const { return m_socket.peerCertificateChain(); }
 
     // Sends one request line (without "\n"); returns its id, or 0 when the line is not a valid
     // request (nothing is sent; requestFailed is not emitted) or the client is not connected.

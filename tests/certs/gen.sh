@@ -166,6 +166,9 @@ for cn in publisher-svc-1 worker-svc-1 receiver_1 receiver_2 sender_1 ops-admin 
     client "$cn" -days 1825
 done
 
+# Valid, but not for long: expiry warnings (the console's banner warns 30 days ahead).
+client expiring-soon -days 10
+
 # Negative cases.
 ec_key expired.key
 issue ca expired "/CN=expired-client" client_ext \

@@ -5,6 +5,7 @@
 // the connect dialog, and the window reconnects after a broker restart. Every wait is a
 // deadline on an observable state, never a fixed sleep. A saved profile listing two brokers
 // opens both side by side, each window naming its admin CN and node; F5 fetches a snapshot.
+// The alarm banner shows the broker's memory alarm and a client certificate that expires soon.
 
 #include <QApplication>
 #include <QFile>
@@ -78,6 +79,7 @@ private Q_SLOTS:
     void reconnectsAfterBrokerRestart();
     void profileOpensEveryBroker();
     void refreshFetchesASnapshotNow();
+    void alarmBanner();
 
 private:
     ConnectionOptions options(const QString &identity, const QString &ca = "ca.crt") const;
@@ -498,6 +500,68 @@ void tst_MainWindow::refreshFetchesASnapshotNow()
     QTest::keyClick(&window, Qt::Key_F5);
     QTRY_COMPARE_WITH_TIMEOUT(window.snapshotCount(), before + 1, Deadline);
     window.session().close();
+}
+
+void tst_MainWindow::alarmBanner()
+{
+    // A broker of its own: a 1 MiB memory budget, and a sender whose certificate runs out in
+    // 10 days (tests/certs/gen.sh).
+    BrokerProcess broker;
+    const quint16 adminPort = freePort();
+    broker.set("admin.enabled", "true");
+    broker.set("admin.address", QStringLiteral("\"127.0.0.1:%1\"").arg(adminPort));
+    broker.set("performance.memory_budget_mb", "1");
+    broker.set("acl.sender_cns", R"(["sender_1", "expiring-soon"])");
+    QVERIFY2(broker.start(), broker.output().constData());
+    TestClient receiver("receiver_1");
+    QVERIFY(receiver.connectTo(broker.port()));
+    QCOMPARE(receiver.request("declare_exchange CipherMQ_exchange"), "Exchange declared");
+    QCOMPARE(receiver.request("declare_queue receiver_1_alarm"), "Queue declared");
+    QCOMPARE(receiver.request("bind receiver_1_alarm CipherMQ_exchange receiver_1_alarm"),
+             "Queue bound");
+
+    MainWindow window;
+    window.session().setWatchIntervalMs(200);
+    window.show();
+    ConnectionOptions o = options("ops-admin");
+    o.port = adminPort;
+    window.connectTo(o);
+    QTRY_VERIFY_WITH_TIMEOUT(window.snapshotCount() > 0, Deadline);
+    QCOMPARE(window.alarmText(), QString());
+
+    TestClient soon("expiring-soon");
+    QVERIFY(soon.connectTo(broker.port()));
+    QTRY_VERIFY_WITH_TIMEOUT(window.alarmText().startsWith(
+                                 "The client certificate of 'expiring-soon' (serial "),
+                             Deadline);
+    QVERIFY2(window.alarmText().contains(" expires in 9 day(s)") ||
+                 window.alarmText().contains(" expires in 10 day(s)"),
+             qPrintable(window.alarmText()));
+
+    // 0.98 MB, twice: the first fills 93% of the 1 MiB budget, the second raises the alarm.
+    const auto big = [](const QByteArray &id) {
+        return R"({"message_id":")" + id +
+               R"(","receiver_client_id":"receiver_1","enc_session_key":"ZW5j",)"
+               R"("nonce":"bm9uY2U=","ciphertext":")" +
+               QByteArray(980000, 'A') + R"("})";
+    };
+    QCOMPARE(soon.request("publish CipherMQ_exchange receiver_1_alarm " + big("big-1")),
+             "ACK big-1");
+    QVERIFY(soon.request("publish CipherMQ_exchange receiver_1_alarm " + big("big-2"))
+                .startsWith("Error: Memory alarm: "));
+    QTRY_VERIFY_WITH_TIMEOUT(window.alarmText().startsWith("Memory alarm: the broker holds "),
+                             Deadline);
+    QVERIFY(window.alarmText().contains("\nThe client certificate of 'expiring-soon'"));
+
+    // Drained: the memory line goes, the expiry warning stays while the client is connected.
+    QCOMPARE(receiver.request("fetch receiver_1_alarm").left(15), "Message: big-1 ");
+    QCOMPARE(receiver.request("ack big-1"), "ACK_CONFIRMED big-1");
+    QTRY_VERIFY_WITH_TIMEOUT(!window.alarmText().contains("Memory alarm"), Deadline);
+    QVERIFY(window.alarmText().startsWith("The client certificate of 'expiring-soon'"));
+    soon.disconnect();
+    QTRY_COMPARE_WITH_TIMEOUT(window.alarmText(), QString(), Deadline);
+    window.session().close();
+    QVERIFY(broker.terminate());
 }
 
 QTEST_MAIN(tst_MainWindow)

@@ -7,6 +7,8 @@
 
 using cmq::limits::MemoryBudget;
 
+Q_DECLARE_METATYPE(MemoryBudget::Admission)
+
 class tst_MemoryBudget : public QObject
 {
     Q_OBJECT
@@ -21,16 +23,20 @@ private Q_SLOTS:
 
 void tst_MemoryBudget::admission_data()
 {
+    using A = MemoryBudget::Admission;
     QTest::addColumn<qint64>("budget");
     QTest::addColumn<qint64>("held");
     QTest::addColumn<qint64>("incoming");
-    QTest::addColumn<bool>("admitted");
-    QTest::newRow("no budget") << qint64(0) << qint64(1) << (qint64(1) << 40) << true;
-    QTest::newRow("room") << qint64(1000) << qint64(100) << qint64(100) << true;
-    QTest::newRow("exactly full") << qint64(1000) << qint64(900) << qint64(100) << true;
-    QTest::newRow("one byte over") << qint64(1000) << qint64(900) << qint64(101) << false;
-    QTest::newRow("already over") << qint64(1000) << qint64(2000) << qint64(0) << false;
-    QTest::newRow("larger than the budget") << qint64(1000) << qint64(0) << qint64(1001) << false;
+    QTest::addColumn<MemoryBudget::Admission>("admission");
+    QTest::newRow("no budget") << qint64(0) << qint64(1) << (qint64(1) << 40) << A::Admitted;
+    QTest::newRow("room") << qint64(1000) << qint64(100) << qint64(100) << A::Admitted;
+    QTest::newRow("exactly full") << qint64(1000) << qint64(900) << qint64(100) << A::Admitted;
+    // At 90% the broker is not "nearly full": the message just does not fit.
+    QTest::newRow("over, at 90%") << qint64(1000) << qint64(900) << qint64(101) << A::DoesNotFit;
+    QTest::newRow("over, above 90%") << qint64(1000) << qint64(901) << qint64(100) << A::Alarm;
+    QTest::newRow("already over") << qint64(1000) << qint64(2000) << qint64(0) << A::Alarm;
+    QTest::newRow("larger than the budget, empty")
+        << qint64(1000) << qint64(0) << qint64(1001) << A::DoesNotFit;
 }
 
 void tst_MemoryBudget::admission()
@@ -38,15 +44,16 @@ void tst_MemoryBudget::admission()
     QFETCH(qint64, budget);
     QFETCH(qint64, held);
     QFETCH(qint64, incoming);
-    QFETCH(bool, admitted);
+    QFETCH(MemoryBudget::Admission, admission);
+    using A = MemoryBudget::Admission;
     MemoryBudget memory(budget);
     memory.addMessageBytes(held);
     QList<bool> changes;
     memory.onAlarmChanged = [&](bool on) { changes.append(on); };
-    QCOMPARE(memory.admit(incoming), admitted);
-    QCOMPARE(memory.alarm(), !admitted);
-    QCOMPARE(memory.refusals(), quint64(admitted ? 0 : 1));
-    QCOMPARE(changes, admitted ? QList<bool>{} : QList<bool>{true});
+    QCOMPARE(memory.admit(incoming), admission);
+    QCOMPARE(memory.alarm(), admission == A::Alarm);
+    QCOMPARE(memory.refusals(), quint64(admission == A::Admitted ? 0 : 1));
+    QCOMPARE(changes, admission == A::Alarm ? QList<bool>{true} : QList<bool>{});
 }
 
 void tst_MemoryBudget::alarmClearsAtNinetyPercent()
@@ -55,26 +62,28 @@ void tst_MemoryBudget::alarmClearsAtNinetyPercent()
     QList<bool> changes;
     memory.onAlarmChanged = [&](bool on) { changes.append(on); };
     memory.addMessageBytes(950);
-    QVERIFY(!memory.admit(100));
+    using A = MemoryBudget::Admission;
+    QCOMPARE(memory.admit(100), A::Alarm);
     QVERIFY(memory.alarm());
     // Below the budget but above 90%: still on, even for a message that would fit.
     memory.addMessageBytes(-40); // 910
     QVERIFY(memory.alarm());
-    QVERIFY(!memory.admit(10));
+    QCOMPARE(memory.admit(10), A::Alarm);
     QCOMPARE(memory.refusals(), quint64(2));
     memory.addMessageBytes(-10); // 900 = 90%
     QVERIFY(!memory.alarm());
-    QVERIFY(memory.admit(100));
+    QCOMPARE(memory.admit(100), A::Admitted);
+    memory.addMessageBytes(100); // the accepted message is held: 1000
     QCOMPARE(changes, (QList<bool>{true, false}));
     QCOMPARE(memory.alarmsRaised(), quint64(1));
     // Raising the budget clears it at once; removing it does too.
-    QVERIFY(!memory.admit(1000));
+    QCOMPARE(memory.admit(1000), A::Alarm);
     memory.setBudget(10000);
     QVERIFY(!memory.alarm());
-    QVERIFY(!memory.admit(20000));
+    QCOMPARE(memory.admit(20000), A::DoesNotFit);
     memory.setBudget(0);
     QVERIFY(!memory.alarm());
-    QVERIFY(memory.admit(20000));
+    QCOMPARE(memory.admit(20000), A::Admitted);
 }
 
 void tst_MemoryBudget::connectionBytesCount()
@@ -83,10 +92,10 @@ void tst_MemoryBudget::connectionBytesCount()
     memory.addMessageBytes(500);
     memory.setConnectionBytes(450);
     QCOMPARE(memory.used(), qint64(950));
-    QVERIFY(!memory.admit(100));
+    QCOMPARE(memory.admit(100), MemoryBudget::Admission::Alarm);
     memory.setConnectionBytes(0); // the consumers read their output
     QVERIFY(!memory.alarm());
-    QVERIFY(memory.admit(100));
+    QCOMPARE(memory.admit(100), MemoryBudget::Admission::Admitted);
 }
 
 void tst_MemoryBudget::automaticBudgetIsAShareOfMemory()
