@@ -69,7 +69,7 @@ public:
     SqlSession session()
     {
         if (m_pg)
-            return SqlSession(m_pg->connection(), true);
+            return SqlSession(m_pg->connection(), postgresDialect());
         if (m_rawName.isEmpty()) {
             m_rawName = QStringLiteral("bench-%1").arg(quintptr(this));
             QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), m_rawName);
@@ -77,7 +77,7 @@ public:
             db.open();
             QSqlQuery(db).exec(QStringLiteral("PRAGMA synchronous=FULL"));
         }
-        return SqlSession(QSqlDatabase::database(m_rawName), false);
+        return SqlSession(QSqlDatabase::database(m_rawName), sqliteDialect());
     }
 
 private:
@@ -159,7 +159,7 @@ bool writeExecBatch(SqlSession &s, const QList<MessageRecord> &batch)
 // explicit transaction, chunked under the driver's parameter limit.
 bool writeMultiRowBound(SqlSession &s, const QList<MessageRecord> &batch)
 {
-    const int maxParams = s.isPostgres() ? 65535 : 32766;
+    const int maxParams = s.dialect().isPostgres() ? 65535 : 32766;
     QSqlDatabase db = s.database();
     db.transaction();
     auto insert = [&](const QString &head, const QString &row, int width, const QString &tail,
@@ -285,13 +285,11 @@ int backendPid(SqlSession &session, const QString &where)
 }
 
 // Storage's fallback on PostgreSQL when libpq cannot be resolved: the same statement as one
-// QtSql query with the values formatted in (a CTE over VALUES).
+// QtSql query with the arrays formatted in as literals. The session decides when it is made;
+// writeShapes() makes this one with libpq switched off.
 bool writeQtSqlStatement(SqlSession &s, const QList<MessageRecord> &batch)
 {
-    pq::setEnabled(false);
-    const bool ok = writeImplemented(s, batch);
-    pq::setEnabled(true);
-    return ok;
+    return writeImplemented(s, batch);
 }
 
 qint64 rssKb(const char *field)
@@ -347,7 +345,9 @@ void tst_StorageBench::writeShapes()
         {"implemented", writeImplemented}};
     for (int batchSize : {1, 16, 256, 1024}) {
         BenchDb db(driver);
+        pq::setEnabled(shape != u"qtsql statement");
         SqlSession session = db.session();
+        pq::setEnabled(true);
         const int server =
             db.isPostgres() ? backendPid(session, QStringLiteral("pid = pg_backend_pid()")) : 0;
         const int total = batchSize == 1 ? 300 : batchSize == 16 ? 3200 : 16384;

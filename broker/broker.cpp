@@ -17,9 +17,9 @@
 #include "protocol/replies.h"
 #include "storage/storage.h"
 #include "tls/tlsidentity.h"
+#include "tls/tlslog.h"
 
 Q_LOGGING_CATEGORY(lcBroker, "ciphermq.broker")
-Q_LOGGING_CATEGORY(lcTls, "ciphermq.tls")
 
 namespace cmq {
 
@@ -309,7 +309,7 @@ void Broker::admit(QSslSocket *socket)
     const QSslCertificate certificate = socket->peerCertificate();
     const QString cn = tls::commonName(certificate);
     const auto refuse = [this, socket](const char *reason, const QByteArray &why) {
-        qCInfo(lcTls, "refused %s: %s", qPrintable(socket->peerAddress().toString()),
+        qCInfo(tls::lcTls, "refused %s: %s", qPrintable(socket->peerAddress().toString()),
                why.constData());
         m_metrics->connectionRefused(QStringLiteral("data"), QString::fromLatin1(reason));
         socket->write(protocol::reply::error(why));

@@ -1,9 +1,9 @@
 #include "admin/admincommands.h"
 
 #include <QJsonDocument>
-#include <QLoggingCategory>
 #include <QPointer>
 
+#include "admin/adminlog.h"
 #include "admin/adminserver.h"
 #include "admin/adminsession.h"
 #include "admin/snapshot.h"
@@ -11,8 +11,6 @@
 #include "metrics/brokermetrics.h"
 #include "net/session.h"
 #include "protocol/replies.h"
-
-Q_DECLARE_LOGGING_CATEGORY(lcAdmin)
 
 namespace cmq {
 

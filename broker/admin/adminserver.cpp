@@ -1,16 +1,14 @@
 #include "admin/adminserver.h"
 
-#include <QLoggingCategory>
 #include <QPointer>
 #include <QSslSocket>
 #include <QTimer>
 
+#include "admin/adminlog.h"
 #include "admin/admincommands.h"
 #include "admin/adminsession.h"
 #include "metrics/brokermetrics.h"
 #include "tls/tlsidentity.h"
-
-Q_LOGGING_CATEGORY(lcAdmin, "ciphermq.admin")
 
 namespace cmq {
 

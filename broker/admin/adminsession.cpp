@@ -1,11 +1,9 @@
 #include "admin/adminsession.h"
 
-#include <QLoggingCategory>
 #include <QSslSocket>
 
+#include "admin/adminlog.h"
 #include "protocol/lineframer.h"
-
-Q_DECLARE_LOGGING_CATEGORY(lcAdmin)
 
 namespace cmq {
 

@@ -108,7 +108,7 @@ bool runCommand(const pq::Api &api, pq::ResultSet *result, QString *error,
     return ok;
 }
 
-Status applyPostgresBinary(SqlSession &session, const pq::Api &api, pq::Connection *connection,
+Status applyPostgresBinary(SqlSession &session, const pq::Link &link,
                            const QList<DeliveryUpdate> &updates)
 {
     struct Times
@@ -164,33 +164,15 @@ Status applyPostgresBinary(SqlSession &session, const pq::Api &api, pq::Connecti
         evicted.appendInt64(t.evicted);
     }
 
-    QString error;
-    if (!session.isPrepared(UpdatesStatementName)) {
-        pq::ResultSet *prepared =
-            api.prepare(connection, UpdatesStatementName, UpdatesStatement, 0, nullptr);
-        // 42P05: prepared earlier on this connection; same text.
-        const bool exists = prepared && api.resultStatus(prepared) != pq::CommandOk &&
-                            qstrcmp(api.resultErrorField(prepared, 'C'), "42P05") == 0;
-        if (exists) {
-            api.clear(prepared);
-        } else if (!runCommand(api, prepared, &error)) {
-            return failure(error);
-        }
-        session.setPrepared(UpdatesStatementName);
-    }
+    if (Status st = session.prepareOnce(UpdatesStatementName, UpdatesStatement); !st)
+        return st;
 
-    const QByteArray arrays[] = {
+    const QList<QByteArray> arrays = {
         ids.finish(),        delivered.finish(), acknowledged.finish(),    evicted.finish(),
         goneQueues.finish(), goneIds.finish(),   deliveredQueues.finish(), deliveredIds.finish()};
-    constexpr int Params = 8;
-    const char *values[Params];
-    int lengths[Params];
-    int formats[Params];
-    for (int i = 0; i < Params; ++i) {
-        values[i] = arrays[i].constData();
-        lengths[i] = int(arrays[i].size());
-        formats[i] = 1; // binary
-    }
+    const pq::Api &api = *link.api;
+    pq::Connection *connection = link.connection;
+    QString error;
     if (!runCommand(api,
                     api.execParams(connection, "BEGIN", 0, nullptr, nullptr, nullptr, nullptr, 0),
                     &error))
@@ -200,10 +182,7 @@ Status applyPostgresBinary(SqlSession &session, const pq::Api &api, pq::Connecti
                    api.execParams(connection, TransactionSettings, 0, nullptr, nullptr, nullptr,
                                   nullptr, 0),
                    &error, pq::TuplesOk) &&
-        runCommand(
-            api,
-            api.execPrepared(connection, UpdatesStatementName, Params, values, lengths, formats, 0),
-            &error) &&
+        runCommand(api, pq::execPrepared(link, UpdatesStatementName, arrays), &error) &&
         runCommand(api,
                    api.execParams(connection, "COMMIT", 0, nullptr, nullptr, nullptr, nullptr, 0),
                    &error);
@@ -223,11 +202,8 @@ Status applyDeliveryUpdates(SqlSession &session, const QList<DeliveryUpdate> &up
 {
     if (updates.isEmpty())
         return success();
-    if (session.isPostgres()) {
-        const pq::Api *api = pq::api();
-        if (pq::Connection *connection = api ? pq::connectionOf(session.database()) : nullptr)
-            return applyPostgresBinary(session, *api, connection, updates);
-    }
+    if (const pq::Link *link = session.libpq())
+        return applyPostgresBinary(session, *link, updates);
     const Lists delivered = listsFor(session, updates, Kind::Delivered);
     const Lists acknowledged = listsFor(session, updates, Kind::Acknowledged);
     const Lists evicted = listsFor(session, updates, Kind::Evicted);
@@ -274,13 +250,13 @@ Status applyDeliveryUpdates(SqlSession &session, const QList<DeliveryUpdate> &up
     // Fire-and-forget state: no reason to wait for the disk, and the publish commits that share
     // the log should not queue behind it. A crash of the machine (not of the broker) can lose
     // the last of these, which means a redelivery: at-least-once still holds.
-    if (session.isPostgres()) {
-        statements.prepend(QStringLiteral("SET LOCAL synchronous_commit TO off"));
-        return session.execTransaction(statements);
-    }
-    (void)session.exec(QStringLiteral("PRAGMA synchronous=NORMAL")); // not inside a transaction
+    const Dialect &dialect = session.dialect();
+    statements = dialect.relaxedTransactionPrefix + statements;
+    if (!dialect.relaxedBefore.isEmpty())
+        (void)session.exec(dialect.relaxedBefore);
     const Status st = session.execTransaction(statements);
-    (void)session.exec(QStringLiteral("PRAGMA synchronous=FULL"));
+    if (!dialect.relaxedAfter.isEmpty())
+        (void)session.exec(dialect.relaxedAfter);
     return st;
 }
 

@@ -4,6 +4,7 @@
 
 #include <QLibrary>
 #include <QSqlDriver>
+#include <QVarLengthArray>
 #include <QVariant>
 #include <QtEndian>
 
@@ -82,6 +83,31 @@ Connection *connectionOf(const QSqlDatabase &db)
         (qstrcmp(handle.typeName(), "pg_conn*") != 0 && qstrcmp(handle.typeName(), "PGconn*") != 0))
         return nullptr;
     return *static_cast<Connection *const *>(handle.constData());
+}
+
+Link linkOf(const QSqlDatabase &db)
+{
+    const Api *resolved = api();
+    Connection *connection = resolved ? connectionOf(db) : nullptr;
+    return connection ? Link{resolved, connection} : Link{};
+}
+
+ResultSet *execPrepared(const Link &link, const char *name, const QList<QByteArray> &binary,
+                        const QList<QByteArray> &text)
+{
+    const qsizetype count = binary.size() + text.size();
+    QVarLengthArray<const char *, 16> values(count);
+    QVarLengthArray<int, 16> lengths(count);
+    QVarLengthArray<int, 16> formats(count);
+    for (qsizetype i = 0; i < count; ++i) {
+        const bool isBinary = i < binary.size();
+        const QByteArray &value = isBinary ? binary[i] : text[i - binary.size()];
+        values[i] = value.constData();
+        lengths[i] = isBinary ? int(value.size()) : 0; // text parameters end at their NUL
+        formats[i] = isBinary ? 1 : 0;
+    }
+    return link.api->execPrepared(link.connection, name, int(count), values.constData(),
+                                  lengths.constData(), formats.constData(), 0);
 }
 
 void BinaryArray::append(const QByteArray &element)

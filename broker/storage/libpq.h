@@ -54,6 +54,22 @@ QString errorText(const Api &api, ResultSet *result);
 // The PGconn behind an open QPSQL connection, or null.
 Connection *connectionOf(const QSqlDatabase &db);
 
+// libpq and the connection it drives, for one open QPSQL connection.
+struct Link
+{
+    const Api *api = nullptr;
+    Connection *connection = nullptr;
+};
+
+// Empty (null connection) when libpq cannot be resolved, is switched off, or `db` is not an
+// open QPSQL connection.
+Link linkOf(const QSqlDatabase &db);
+
+// Runs the prepared statement `name` with `binary` parameters in PostgreSQL's binary format
+// followed by `text` ones in text format; the caller clears the result.
+ResultSet *execPrepared(const Link &link, const char *name, const QList<QByteArray> &binary,
+                        const QList<QByteArray> &text = {});
+
 // A one-dimensional array parameter in PostgreSQL's binary format (array_send).
 class BinaryArray
 {

@@ -8,117 +8,80 @@ namespace cmq::storage {
 
 namespace {
 
+// Where a statement runs: both databases, or PostgreSQL only (SQLite then records the
+// migration's number without doing anything).
+enum class Runs { Everywhere, OnPostgresOnly };
+
+struct Statement
+{
+    const char *sql; // with the dialect's type tokens, see Dialect::expand()
+    Runs runs = Runs::Everywhere;
+};
+
 struct Migration
 {
     int version;
     const char *description;
-    QStringList postgres;
-    QStringList sqlite;
+    QList<Statement> statements;
 };
 
-// Append new migrations at the end; never edit one that has shipped.
+// Append new migrations at the end; never edit one that has shipped. SQLite keeps the text of
+// every CREATE statement in its catalogue, so even the layout of a shipped one stays as it is
+// (tst_StorageSchema compares both databases' catalogues with the shipped schema).
 const QList<Migration> &migrations()
 {
     static const QList<Migration> list = {
         {1,
          "initial schema: messages, queue entries, topology, public keys",
          {
-             R"(CREATE TABLE message_metadata (
+             // {time}: TIMESTAMPTZ, or on SQLite ISO 8601 UTC text with milliseconds
+             // ("2024-05-01T12:00:00.000Z"), which compares correctly as text.
+             {R"(CREATE TABLE message_metadata (
                     message_id TEXT PRIMARY KEY,
                     client_id TEXT NOT NULL,
                     exchange TEXT NOT NULL,
                     routing_key TEXT NOT NULL,
-                    sent_time TIMESTAMPTZ NOT NULL,
-                    delivered_time TIMESTAMPTZ,
-                    acknowledged_time TIMESTAMPTZ,
-                    evicted_time TIMESTAMPTZ,
+                    sent_time {time} NOT NULL,
+                    delivered_time {time},
+                    acknowledged_time {time},
+                    evicted_time {time},
                     status TEXT NOT NULL DEFAULT 'sent'
                         CHECK (status IN ('sent', 'delivered', 'acknowledged', 'evicted')),
-                    commit_token BIGINT))",
-             "CREATE INDEX message_metadata_sent_time ON message_metadata (sent_time)",
-             R"(CREATE TABLE message_bodies (
+                    commit_token {bigint}))"},
+             {"CREATE INDEX message_metadata_sent_time ON message_metadata (sent_time)"},
+             {R"(CREATE TABLE message_bodies (
                     message_id TEXT PRIMARY KEY,
-                    envelope BYTEA NOT NULL))",
-             R"(CREATE TABLE queue_entries (
-                    id BIGSERIAL PRIMARY KEY,
+                    envelope {bytes} NOT NULL))"},
+             // {serial}: entry ids follow publish order, which recovery relies on.
+             {R"(CREATE TABLE queue_entries (
+                    id {serial} PRIMARY KEY,
                     queue TEXT NOT NULL,
                     message_id TEXT NOT NULL,
-                    delivered BOOLEAN NOT NULL DEFAULT FALSE,
-                    UNIQUE (queue, message_id)))",
-             "CREATE INDEX queue_entries_message_id ON queue_entries (message_id)",
-             R"(CREATE TABLE exchanges (
+                    delivered {bool} NOT NULL DEFAULT {false},
+                    UNIQUE (queue, message_id)))"},
+             {"CREATE INDEX queue_entries_message_id ON queue_entries (message_id)"},
+             {R"(CREATE TABLE exchanges (
                     name TEXT PRIMARY KEY,
                     type TEXT NOT NULL,
                     creator TEXT NOT NULL,
-                    created_at TIMESTAMPTZ NOT NULL))",
-             R"(CREATE TABLE queues (
+                    created_at {time} NOT NULL))"},
+             {R"(CREATE TABLE queues (
                     name TEXT PRIMARY KEY,
                     owner TEXT NOT NULL,
-                    max_length BIGINT NOT NULL DEFAULT 0,
+                    max_length {bigint} NOT NULL DEFAULT 0,
                     overflow TEXT NOT NULL DEFAULT 'drop-head',
-                    created_at TIMESTAMPTZ NOT NULL))",
-             R"(CREATE TABLE bindings (
+                    created_at {time} NOT NULL))"},
+             {R"(CREATE TABLE bindings (
                     queue TEXT NOT NULL,
                     exchange TEXT NOT NULL,
                     routing_key TEXT NOT NULL,
-                    PRIMARY KEY (queue, exchange, routing_key)))",
-             R"(CREATE TABLE public_keys (
+                    PRIMARY KEY (queue, exchange, routing_key)))"},
+             {R"(CREATE TABLE public_keys (
                     client_id TEXT PRIMARY KEY,
                     ciphertext TEXT NOT NULL,
                     nonce TEXT NOT NULL,
                     tag TEXT NOT NULL,
-                    updated_at TIMESTAMPTZ NOT NULL))",
-         },
-         {
-             // Times are ISO 8601 UTC text with milliseconds ("2024-05-01T12:00:00.000Z"), so
-             // they compare correctly as text.
-             R"(CREATE TABLE message_metadata (
-                    message_id TEXT PRIMARY KEY,
-                    client_id TEXT NOT NULL,
-                    exchange TEXT NOT NULL,
-                    routing_key TEXT NOT NULL,
-                    sent_time TEXT NOT NULL,
-                    delivered_time TEXT,
-                    acknowledged_time TEXT,
-                    evicted_time TEXT,
-                    status TEXT NOT NULL DEFAULT 'sent'
-                        CHECK (status IN ('sent', 'delivered', 'acknowledged', 'evicted')),
-                    commit_token INTEGER))",
-             "CREATE INDEX message_metadata_sent_time ON message_metadata (sent_time)",
-             R"(CREATE TABLE message_bodies (
-                    message_id TEXT PRIMARY KEY,
-                    envelope BLOB NOT NULL))",
-             // INTEGER PRIMARY KEY is the rowid: always above every existing row, so it keeps
-             // publish order without AUTOINCREMENT's extra bookkeeping.
-             R"(CREATE TABLE queue_entries (
-                    id INTEGER PRIMARY KEY,
-                    queue TEXT NOT NULL,
-                    message_id TEXT NOT NULL,
-                    delivered INTEGER NOT NULL DEFAULT 0,
-                    UNIQUE (queue, message_id)))",
-             "CREATE INDEX queue_entries_message_id ON queue_entries (message_id)",
-             R"(CREATE TABLE exchanges (
-                    name TEXT PRIMARY KEY,
-                    type TEXT NOT NULL,
-                    creator TEXT NOT NULL,
-                    created_at TEXT NOT NULL))",
-             R"(CREATE TABLE queues (
-                    name TEXT PRIMARY KEY,
-                    owner TEXT NOT NULL,
-                    max_length INTEGER NOT NULL DEFAULT 0,
-                    overflow TEXT NOT NULL DEFAULT 'drop-head',
-                    created_at TEXT NOT NULL))",
-             R"(CREATE TABLE bindings (
-                    queue TEXT NOT NULL,
-                    exchange TEXT NOT NULL,
-                    routing_key TEXT NOT NULL,
-                    PRIMARY KEY (queue, exchange, routing_key)))",
-             R"(CREATE TABLE public_keys (
-                    client_id TEXT PRIMARY KEY,
-                    ciphertext TEXT NOT NULL,
-                    nonce TEXT NOT NULL,
-                    tag TEXT NOT NULL,
-                    updated_at TEXT NOT NULL))",
+                    updated_at {time} NOT NULL))"},
          }},
         {2,
          "room for in-page updates of metadata and queue entries",
@@ -127,12 +90,21 @@ const QList<Migration> &migrations()
          // version plus new index entries; with room left, PostgreSQL updates in the page
          // (HOT) and leaves the indexes alone. SQLite has no fill factor.
          {
-             "ALTER TABLE message_metadata SET (fillfactor = 50)",
-             "ALTER TABLE queue_entries SET (fillfactor = 70)",
-         },
-         {}},
+             {"ALTER TABLE message_metadata SET (fillfactor = 50)", Runs::OnPostgresOnly},
+             {"ALTER TABLE queue_entries SET (fillfactor = 70)", Runs::OnPostgresOnly},
+         }},
     };
     return list;
+}
+
+QStringList statementsFor(const Migration &migration, const Dialect &dialect)
+{
+    QStringList statements;
+    for (const Statement &statement : migration.statements) {
+        if (statement.runs == Runs::Everywhere || dialect.isPostgres())
+            statements << dialect.expand(QLatin1StringView(statement.sql));
+    }
+    return statements;
 }
 
 // Serializes migrations between broker nodes sharing one PostgreSQL database.
@@ -140,13 +112,11 @@ constexpr qint64 MigrationLockKey = 0x434d51'0001; // "CMQ" + 1
 
 Status ensureVersionTable(SqlSession &session)
 {
-    const QString timeType =
-        session.isPostgres() ? QStringLiteral("TIMESTAMPTZ") : QStringLiteral("TEXT");
-    return session.exec(QStringLiteral("CREATE TABLE IF NOT EXISTS schema_version ("
-                                       "version INTEGER PRIMARY KEY, "
-                                       "description TEXT NOT NULL, "
-                                       "applied_at %1 NOT NULL)")
-                            .arg(timeType));
+    return session.exec(
+        session.dialect().expand(QLatin1StringView("CREATE TABLE IF NOT EXISTS schema_version ("
+                                                   "version INTEGER PRIMARY KEY, "
+                                                   "description TEXT NOT NULL, "
+                                                   "applied_at {time} NOT NULL)")));
 }
 
 Status applyAll(SqlSession &session)
@@ -169,7 +139,7 @@ Status applyAll(SqlSession &session)
     for (const Migration &migration : migrations()) {
         if (migration.version <= current.value())
             continue;
-        QStringList statements = session.isPostgres() ? migration.postgres : migration.sqlite;
+        QStringList statements = statementsFor(migration, session.dialect());
         statements << QStringLiteral("INSERT INTO schema_version (version, description, "
                                      "applied_at) VALUES (%1, %2, %3)")
                           .arg(migration.version)
@@ -210,7 +180,7 @@ Result<int> currentSchemaVersion(SqlSession &session)
 
 Status migrate(SqlSession &session)
 {
-    if (!session.isPostgres())
+    if (!session.dialect().isServer)
         return applyAll(session); // one process owns the SQLite file
 
     const QString key = QString::number(MigrationLockKey);

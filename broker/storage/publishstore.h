@@ -24,9 +24,10 @@ struct PublishPlan
 
 PublishPlan planPublish(const QList<MessageRecord> &records);
 
-// Writes the candidates in one transaction and returns the ids that were inserted (the others
-// were already in the database). Every inserted metadata row carries `commitToken`, which is
-// how resolveInDoubt() recognises this transaction's rows later.
+// Writes the candidates in one transaction with the session's writer (publishwriter.h) and
+// returns the ids that were inserted (the others were already in the database). Every inserted
+// metadata row carries `commitToken`, which is how resolveInDoubt() recognises this
+// transaction's rows later.
 Result<QSet<QString>> writePublishBatch(SqlSession &session, const QList<MessageRecord> &records,
                                         const PublishPlan &plan, qint64 commitToken);
 

@@ -194,11 +194,10 @@ Result<RecoveredState> loadState(SqlSession &session)
     st = forEachRow(session, QStringLiteral("SELECT COUNT(*) FROM queue_entries"),
                     [&](const QSqlQuery &q) { state.entries.reserve(q.value(0).toLongLong()); });
     EntryBuilder builder(state.entries);
-    const pq::Api *api = session.isPostgres() ? pq::api() : nullptr;
-    pq::Connection *connection = api ? pq::connectionOf(session.database()) : nullptr;
+    const pq::Link *link = session.libpq();
     if (st)
-        st = connection ? loadEntriesLibpq(session, *api, connection, builder)
-                        : loadEntriesQtSql(session, builder);
+        st = link ? loadEntriesLibpq(session, *link->api, link->connection, builder)
+                  : loadEntriesQtSql(session, builder);
     if (!st)
         return R::failure(QStringLiteral("cannot load queue entries: %1").arg(st.error()));
 

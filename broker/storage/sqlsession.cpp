@@ -6,6 +6,35 @@
 
 namespace cmq::storage {
 
+SqlSession::SqlSession(QSqlDatabase db, const Dialect &dialect)
+    : m_db(std::move(db)), m_dialect(&dialect)
+{
+    if (dialect.isPostgres())
+        m_libpq = pq::linkOf(m_db);
+}
+
+Status SqlSession::prepareOnce(const char *name, const char *statement)
+{
+    if (m_prepared.contains(name))
+        return success();
+    const pq::Link *link = libpq();
+    if (!link)
+        return failure(
+            QStringLiteral("no libpq connection to prepare %1 on").arg(QString::fromLatin1(name)));
+    const pq::Api &api = *link->api;
+    pq::ResultSet *prepared = api.prepare(link->connection, name, statement, 0, nullptr);
+    // 42P05: prepared earlier on this connection by another session object; same text.
+    const bool ok = prepared && (api.resultStatus(prepared) == pq::CommandOk ||
+                                 qstrcmp(api.resultErrorField(prepared, 'C'), "42P05") == 0);
+    const QString error = ok ? QString() : pq::errorText(api, prepared);
+    if (prepared)
+        api.clear(prepared);
+    if (!ok)
+        return failure(error);
+    m_prepared.insert(name);
+    return success();
+}
+
 QString SqlSession::text(const QString &value) const
 {
     QSqlField field(QString(), QMetaType(QMetaType::QString));
@@ -21,19 +50,13 @@ QString SqlSession::text(const QString &value) const
 
 QString SqlSession::bytes(const QByteArray &value) const
 {
-    // Hex is unambiguous in both dialects and independent of standard_conforming_strings.
-    if (m_postgres)
-        return QStringLiteral("'\\x") + QLatin1StringView(value.toHex()) +
-               QStringLiteral("'::bytea");
-    return QStringLiteral("X'") + QLatin1StringView(value.toHex()) + u'\'';
+    return m_dialect->bytesPrefix + QLatin1StringView(value.toHex()) + u'\'' +
+           m_dialect->bytesSuffix;
 }
 
 QString SqlSession::time(const QDateTime &value) const
 {
-    const QString iso = value.toUTC().toString(Qt::ISODateWithMs);
-    if (m_postgres)
-        return u'\'' + iso + QStringLiteral("'::timestamptz");
-    return u'\'' + iso + u'\'';
+    return u'\'' + value.toUTC().toString(Qt::ISODateWithMs) + u'\'' + m_dialect->timeSuffix;
 }
 
 QDateTime SqlSession::toTime(const QVariant &value) const
@@ -80,7 +103,7 @@ Status SqlSession::execTransaction(const QStringList &statements)
 {
     if (statements.isEmpty())
         return success();
-    if (m_postgres)
+    if (m_dialect->scriptIsTransaction)
         return exec(statements.join(QStringLiteral(";\n")));
 
     if (Status st = begin(); !st)

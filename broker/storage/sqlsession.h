@@ -14,6 +14,8 @@
 #include <QStringList>
 #include <QVariant>
 
+#include "dialect.h"
+#include "libpq.h"
 #include "util/result.h"
 
 namespace cmq::storage {
@@ -22,15 +24,21 @@ class SqlSession
 {
 public:
     SqlSession() = default;
-    SqlSession(QSqlDatabase db, bool postgres) : m_db(std::move(db)), m_postgres(postgres) {}
+    // On an open connection: on PostgreSQL this is where libpq is looked up, once per
+    // connection.
+    SqlSession(QSqlDatabase db, const Dialect &dialect);
 
     QSqlDatabase &database() { return m_db; }
-    bool isPostgres() const { return m_postgres; }
+    const Dialect &dialect() const { return *m_dialect; }
+
+    // libpq behind this PostgreSQL connection, for the binary paths; null on SQLite, and on
+    // PostgreSQL when libpq cannot be resolved or is switched off (then plain QtSql it is).
+    const pq::Link *libpq() const { return m_libpq.connection ? &m_libpq : nullptr; }
 
     // Server-side prepared statements live as long as the connection, and so does this session
-    // object: the worker makes a new one for every (re)connect.
-    bool isPrepared(const QByteArray &name) const { return m_prepared.contains(name); }
-    void setPrepared(const QByteArray &name) { m_prepared.insert(name); }
+    // object: the worker makes a new one for every (re)connect. Prepares `statement` as `name`
+    // through libpq() unless this session did already.
+    Status prepareOnce(const char *name, const char *statement);
 
     // SQL literals, escaped by the driver (never by hand). NUL characters, which no text column
     // can hold, become U+FFFD instead of silently cutting the statement short.
@@ -60,7 +68,8 @@ public:
 
 private:
     QSqlDatabase m_db;
-    bool m_postgres = false;
+    const Dialect *m_dialect = &sqliteDialect();
+    pq::Link m_libpq;
     QSet<QByteArray> m_prepared;
 };
 

@@ -39,7 +39,7 @@ QString oneLine(QString text)
 StorageWorker::StorageWorker(const Config::Database &settings, const QByteArray &aesKey,
                              const QString &connectionName, QObject *parent)
     : QObject(parent), m_settings(settings), m_aesKey(aesKey), m_connectionName(connectionName),
-      m_postgres(settings.driver == u"postgresql"), m_reconnectTimer(new QTimer(this)),
+      m_dialect(dialectNamed(settings.driver)), m_reconnectTimer(new QTimer(this)),
       m_purgeTimer(new QTimer(this))
 {
     m_reconnectTimer->setSingleShot(true);
@@ -69,7 +69,7 @@ void StorageWorker::setRetentionDays(int days)
 Result<RecoveredState> StorageWorker::openAndRecover()
 {
     using R = Result<RecoveredState>;
-    if (m_settings.driver != u"postgresql" && m_settings.driver != u"sqlite") {
+    if (!m_dialect) {
         return R::failure(QStringLiteral("unknown database.driver '%1' (expected postgresql or "
                                          "sqlite)")
                               .arg(m_settings.driver));
@@ -104,11 +104,12 @@ Result<RecoveredState> StorageWorker::openAndRecover()
 
 bool StorageWorker::openConnection(QString *error)
 {
-    const QString driver = m_postgres ? QStringLiteral("QPSQL") : QStringLiteral("QSQLITE");
+    const QString driver = m_dialect->qtDriver;
     const QString where =
-        m_postgres ? QStringLiteral("cannot connect to PostgreSQL at %1:%2 as %3")
-                         .arg(m_settings.host, QString::number(m_settings.port), m_settings.user)
-                   : QStringLiteral("cannot open SQLite database at %1").arg(m_settings.path);
+        m_dialect->isPostgres()
+            ? QStringLiteral("cannot connect to PostgreSQL at %1:%2 as %3")
+                  .arg(m_settings.host, QString::number(m_settings.port), m_settings.user)
+            : QStringLiteral("cannot open SQLite database at %1").arg(m_settings.path);
     if (!QSqlDatabase::isDriverAvailable(driver)) {
         *error = where + QStringLiteral(": the Qt SQL driver %1 is not installed").arg(driver);
         return false;
@@ -117,7 +118,7 @@ bool StorageWorker::openConnection(QString *error)
     QSqlDatabase db = QSqlDatabase::contains(m_connectionName)
                           ? QSqlDatabase::database(m_connectionName, false)
                           : QSqlDatabase::addDatabase(driver, m_connectionName);
-    if (m_postgres) {
+    if (m_dialect->isPostgres()) {
         db.setHostName(m_settings.host);
         db.setPort(m_settings.port);
         db.setUserName(m_settings.user);
@@ -142,25 +143,9 @@ bool StorageWorker::openConnection(QString *error)
         db.close();
         return false;
     }
-    m_session = SqlSession(db, m_postgres);
+    m_session = SqlSession(db, *m_dialect);
 
-    QStringList setup;
-    if (m_postgres) {
-        // An ACK means durable: a server or role default of off/local must not relax that for
-        // this session (stronger settings such as remote_apply are kept).
-        setup << QStringLiteral("DO $$ BEGIN IF current_setting('synchronous_commit') IN "
-                                "('off', 'local') THEN SET synchronous_commit TO on; END IF; "
-                                "END $$");
-        // libpq prints server notices ("already exists, skipping") on stderr otherwise.
-        setup << QStringLiteral("SET client_min_messages TO warning");
-    } else {
-        // WAL + FULL: a committed batch is on disk before the publisher hears ACK.
-        setup << QStringLiteral("PRAGMA journal_mode=WAL")
-              << QStringLiteral("PRAGMA synchronous=FULL")
-              << QStringLiteral("PRAGMA foreign_keys=ON")
-              << QStringLiteral("PRAGMA busy_timeout=5000");
-    }
-    for (const QString &sql : setup) {
+    for (const QString &sql : m_dialect->connectionSetup) {
         QSqlQuery query = m_session.newQuery();
         Status st = m_session.run(query, sql);
         if (st && sql.contains(u"journal_mode") &&
@@ -177,7 +162,7 @@ bool StorageWorker::openConnection(QString *error)
         }
     }
 
-    if (m_postgres) {
+    if (m_dialect->isPostgres()) {
         QSqlQuery query = m_session.newQuery();
         if (m_session.run(query, QStringLiteral("SELECT pg_backend_pid(), backend_start::text "
                                                 "FROM pg_stat_activity "
@@ -203,7 +188,7 @@ void StorageWorker::closeConnection()
 
 bool StorageWorker::connectionAlive()
 {
-    if (!m_postgres)
+    if (!m_dialect->isServer)
         return true; // SQLite errors are about the statement or the file, not a link
     // QPSQL's isOpen() is libpq's PQstatus(): it turns bad once a statement hit a dead socket.
     if (!m_session.database().isOpen())
@@ -213,7 +198,7 @@ bool StorageWorker::connectionAlive()
 
 bool StorageWorker::reconnect()
 {
-    if (m_postgres && m_backend.pid != 0)
+    if (m_dialect->isServer && m_backend.pid != 0)
         m_lostBackend = m_backend;
     m_backend = {};
     m_session.database().close();

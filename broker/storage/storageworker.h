@@ -87,7 +87,7 @@ private:
     const Config::Database m_settings;
     const QByteArray m_aesKey;
     const QString m_connectionName;
-    const bool m_postgres;
+    const Dialect *const m_dialect; // null for an unknown [database] driver
     std::function<void(bool)> m_onAvailability;
     SqlSession m_session;
     bool m_opened = false;

@@ -5,19 +5,14 @@
 #include <limits>
 
 #include "protocol/request.h"
+#include "protocol/words.h"
 
 namespace cmq::admin {
 
 namespace {
 
-struct Entry
-{
-    QByteArrayView name;
-    AdminCommand command;
-};
-
 // Ordered like the enum, so adminCommandName() can index it.
-constexpr Entry commands[] = {
+constexpr protocol::words::CommandWord<AdminCommand> commands[] = {
     {"help", AdminCommand::Help},
     {"metrics", AdminCommand::Metrics},
     {"json", AdminCommand::Json},
@@ -46,32 +41,6 @@ constexpr SectionEntry sections[] = {
     {"bindings", Section::Bindings},     {"connections", Section::Connections},
     {"ratelimits", Section::RateLimits},
 };
-
-QByteArrayView trimmed(QByteArrayView text)
-{
-    qsizetype begin = 0, end = text.size();
-    while (begin < end && (text[begin] == ' ' || text[begin] == '\t'))
-        ++begin;
-    while (end > begin && (text[end - 1] == ' ' || text[end - 1] == '\t'))
-        --end;
-    return text.sliced(begin, end - begin);
-}
-
-QList<QByteArrayView> words(QByteArrayView text)
-{
-    QList<QByteArrayView> out;
-    qsizetype i = 0;
-    while (i < text.size()) {
-        while (i < text.size() && (text[i] == ' ' || text[i] == '\t'))
-            ++i;
-        const qsizetype start = i;
-        while (i < text.size() && text[i] != ' ' && text[i] != '\t')
-            ++i;
-        if (i > start)
-            out.append(text.sliced(start, i - start));
-    }
-    return out;
-}
 
 // An echo of client input in an error line: at most 64 characters, cut at a character.
 QByteArray shortText(QByteArrayView text)
@@ -169,7 +138,7 @@ const char *adminCommandName(AdminCommand command)
 QStringList adminCommandNames()
 {
     QStringList names;
-    for (const Entry &entry : commands)
+    for (const auto &entry : commands)
         names.append(QString::fromLatin1(entry.name.data(), entry.name.size()));
     names.sort();
     return names;
@@ -187,14 +156,14 @@ QStringList sectionNames(Sections selected)
 
 AdminParseResult parseAdminRequest(QByteArrayView line)
 {
-    const QList<QByteArrayView> all = words(trimmed(line));
+    // Spaces and tabs separate words (protocol/words.h).
+    const QList<QByteArrayView> all = protocol::words::split<protocol::words::isBlank>(line);
     if (all.isEmpty())
         return error("Empty request");
     const QByteArrayView word = all.first();
     const QList<QByteArrayView> args = all.mid(1);
-    const auto found = std::find_if(std::begin(commands), std::end(commands),
-                                    [&](const Entry &e) { return e.name == word; });
-    if (found == std::end(commands)) {
+    const AdminCommand command = protocol::words::lookup(commands, word, AdminCommand::Unknown);
+    if (command == AdminCommand::Unknown) {
         // A word the data listener knows is refused by name: the two protocols never mix.
         if (protocol::parseRequest(word).status != protocol::ParseStatus::UnknownCommand)
             return error("'" + word.toByteArray() +
@@ -202,7 +171,6 @@ AdminParseResult parseAdminRequest(QByteArrayView line)
                          "commands");
         return error("Unknown admin command '" + shortText(word) + "' (try help)");
     }
-    const AdminCommand command = found->command;
     switch (command) {
     case AdminCommand::Purge:
     case AdminCommand::DeleteQueue:

@@ -1,4 +1,5 @@
 #include "protocol/request.h"
+#include "protocol/words.h"
 
 #include <initializer_list>
 #include <iterator>
@@ -21,14 +22,8 @@ namespace cmq::protocol {
 
 namespace {
 
-struct CommandEntry
-{
-    QByteArrayView name;
-    Command command;
-};
-
 // Ordered like the enum, so commandName() can index it.
-constexpr CommandEntry commands[] = {
+constexpr words::CommandWord<Command> commands[] = {
     {"declare_queue", Command::DeclareQueue},
     {"declare_exchange", Command::DeclareExchange},
     {"bind", Command::Bind},
@@ -47,15 +42,6 @@ constexpr CommandEntry commands[] = {
     {"queue_policy", Command::QueuePolicy},
 };
 static_assert(std::size(commands) == static_cast<size_t>(Command::Unknown));
-
-Command lookupCommand(QByteArrayView word)
-{
-    for (const CommandEntry &entry : commands) {
-        if (entry.name == word)
-            return entry.command;
-    }
-    return Command::Unknown;
-}
 
 enum class NameProblem { None, Empty, TooLong, BadCharacter };
 
@@ -100,22 +86,16 @@ NameProblem checkName(QByteArrayView name)
     return NameProblem::None;
 }
 
+// Words are separated by spaces only (protocol/words.h).
 QByteArrayView skipSpaces(QByteArrayView text)
 {
-    qsizetype i = 0;
-    while (i < text.size() && text[i] == ' ')
-        ++i;
-    return text.sliced(i);
+    return words::skip<words::isSpace>(text);
 }
 
-// The next space-separated word; `rest` moves past it. Runs of spaces count as one separator.
+// The next word; `rest` moves past it.
 QByteArrayView takeWord(QByteArrayView &rest)
 {
-    rest = skipSpaces(rest);
-    const qsizetype space = rest.indexOf(' ');
-    const QByteArrayView word = space < 0 ? rest : rest.first(space);
-    rest = space < 0 ? QByteArrayView() : rest.sliced(space + 1);
-    return word;
+    return words::take<words::isSpace>(rest);
 }
 
 ParseResult failure(ParseStatus status, QByteArray reply)
@@ -281,12 +261,10 @@ ParseResult parseRequest(QByteArrayView line)
     // forge a line (a "Message: ..." inside a body) for a reader that splits on "\r".
     if (line.contains('\r'))
         return invalid("Error: Invalid request line: a carriage return may only end the line");
-    line = line.trimmed();
-    const qsizetype space = line.indexOf(' ');
-    const QByteArrayView word = space < 0 ? line : line.first(space);
-    const QByteArrayView rest = space < 0 ? QByteArrayView() : line.sliced(space + 1);
+    QByteArrayView rest = line.trimmed();
+    const QByteArrayView word = takeWord(rest);
 
-    const Command command = lookupCommand(word);
+    const Command command = words::lookup(commands, word, Command::Unknown);
     switch (command) {
     case Command::DeclareQueue:
     case Command::Consume:

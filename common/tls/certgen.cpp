@@ -6,6 +6,8 @@
 #include <QHostAddress>
 #include <QRegularExpression>
 
+#include "tls/openssl.h"
+
 #include <openssl/bio.h>
 #include <openssl/bn.h>
 #include <openssl/err.h>
@@ -17,15 +19,8 @@
 namespace cmq::tls {
 namespace {
 
-template <typename T, auto Free> struct OpenSslDeleter
-{
-    void operator()(T *p) const { Free(p); }
-};
-using BioPtr = std::unique_ptr<BIO, OpenSslDeleter<BIO, BIO_free_all>>;
-using PkeyPtr = std::unique_ptr<EVP_PKEY, OpenSslDeleter<EVP_PKEY, EVP_PKEY_free>>;
-using X509Ptr = std::unique_ptr<X509, OpenSslDeleter<X509, X509_free>>;
-using BignumPtr = std::unique_ptr<BIGNUM, OpenSslDeleter<BIGNUM, BN_free>>;
-using NamesPtr = std::unique_ptr<GENERAL_NAMES, OpenSslDeleter<GENERAL_NAMES, GENERAL_NAMES_free>>;
+using BignumPtr = OpenSslPtr<BIGNUM, BN_free>;
+using NamesPtr = OpenSslPtr<GENERAL_NAMES, GENERAL_NAMES_free>;
 
 // Shortest backdating that absorbs ordinary clock skew between the machine that issues a
 // certificate and the peers that check it minutes later.
@@ -33,37 +28,9 @@ constexpr long notBeforeSkewSeconds = 5 * 60;
 // X.520 upper bound for a common name (ub-common-name).
 constexpr qsizetype maxCommonNameLength = 64;
 
-// Empties this thread's OpenSSL error queue (stale entries would surface later inside Qt's own
-// OpenSSL calls) and returns the most recent entry for a message.
-QString takeOpenSslError()
-{
-    unsigned long last = 0;
-    while (const unsigned long code = ERR_get_error())
-        last = code;
-    if (last == 0)
-        return QStringLiteral("no detail from OpenSSL");
-    char buffer[256];
-    ERR_error_string_n(last, buffer, sizeof buffer);
-    return QString::fromLatin1(buffer);
-}
-
 template <typename T> Result<T> openSslFailure(const QString &what)
 {
     return Result<T>::failure(QStringLiteral("%1: %2").arg(what, takeOpenSslError()));
-}
-
-QByteArray bioContents(BIO *bio)
-{
-    char *data = nullptr;
-    const long size = BIO_get_mem_data(bio, &data);
-    QByteArray bytes(data, size);
-    OPENSSL_cleanse(data, size_t(size)); // the buffer may have held a private key
-    return bytes;
-}
-
-BioPtr memoryBio(const QByteArray &data)
-{
-    return BioPtr(BIO_new_mem_buf(data.constData(), int(data.size())));
 }
 
 // Without a callback OpenSSL would prompt on the terminal for an encrypted CA key.
@@ -330,8 +297,8 @@ Result<GeneratedCertificate> build(const CertificateSpec &specIn, X509 *issuer, 
     if (X509_sign(certificate.get(), signingKey, EVP_sha256()) <= 0)
         return openSslFailure<GeneratedCertificate>(QStringLiteral("signing failed"));
 
-    const BioPtr certificateBio(BIO_new(BIO_s_mem()));
-    const BioPtr keyBio(BIO_new(BIO_s_mem()));
+    const BioPtr certificateBio = writableMemoryBio();
+    const BioPtr keyBio = writableMemoryBio();
     if (!certificateBio || !keyBio ||
         !PEM_write_bio_X509(certificateBio.get(), certificate.get()) ||
         !PEM_write_bio_PKCS8PrivateKey(keyBio.get(), key->get(), nullptr, nullptr, 0, nullptr,
@@ -339,8 +306,8 @@ Result<GeneratedCertificate> build(const CertificateSpec &specIn, X509 *issuer, 
         return openSslFailure<GeneratedCertificate>(QStringLiteral("cannot encode PEM"));
 
     GeneratedCertificate generated;
-    generated.certificatePem = bioContents(certificateBio.get());
-    generated.privateKeyPem = bioContents(keyBio.get());
+    generated.certificatePem = takeBioContents(certificateBio.get());
+    generated.privateKeyPem = takeBioContents(keyBio.get());
     generated.notAfter = toDateTime(X509_get0_notAfter(certificate.get()));
     generated.serialHex = serialHex(certificate.get());
     generated.subjectAltNames = spec.subjectAltNames;

@@ -8,6 +8,9 @@
 #include <QLoggingCategory>
 #include <QSslSocket>
 
+#include "tls/openssl.h"
+#include "tls/tlslog.h"
+
 #include <openssl/bio.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
@@ -17,8 +20,6 @@
 namespace cmq::tls {
 namespace {
 
-Q_LOGGING_CATEGORY(lcTls, "ciphermq.tls")
-
 // Every file read here is a small PEM; the cap keeps a wrong path (a log, a device) from being
 // read whole.
 constexpr qint64 maxPemFileSize = 1024 * 1024;
@@ -27,14 +28,7 @@ constexpr qint64 maxPemFileSize = 1024 * 1024;
 // certificate allows.
 constexpr char kTls12Ciphers[] = "ECDHE+AESGCM:ECDHE+CHACHA20:!aNULL:!PSK";
 
-template <typename T, auto Free> struct OpenSslDeleter
-{
-    void operator()(T *p) const { Free(p); }
-};
-using BioPtr = std::unique_ptr<BIO, OpenSslDeleter<BIO, BIO_free_all>>;
-using PkeyPtr = std::unique_ptr<EVP_PKEY, OpenSslDeleter<EVP_PKEY, EVP_PKEY_free>>;
-using X509Ptr = std::unique_ptr<X509, OpenSslDeleter<X509, X509_free>>;
-using CrlPtr = std::unique_ptr<X509_CRL, OpenSslDeleter<X509_CRL, X509_CRL_free>>;
+using CrlPtr = OpenSslPtr<X509_CRL, X509_CRL_free>;
 
 Result<QByteArray> readSmallFile(const QString &path, const QString &what)
 {
@@ -51,25 +45,6 @@ Result<QByteArray> readSmallFile(const QString &path, const QString &what)
         return Result<QByteArray>::failure(
             QStringLiteral("%1 file %2 is too large to be PEM").arg(what, path));
     return file.readAll();
-}
-
-// Empties this thread's OpenSSL error queue, so that stale entries never surface later inside
-// Qt's own OpenSSL calls, and returns the most recent entry for a message.
-QString takeOpenSslError()
-{
-    unsigned long last = 0;
-    while (const unsigned long code = ERR_get_error())
-        last = code;
-    if (last == 0)
-        return QStringLiteral("no detail from OpenSSL");
-    char buffer[256];
-    ERR_error_string_n(last, buffer, sizeof buffer);
-    return QString::fromLatin1(buffer);
-}
-
-BioPtr memoryBio(const QByteArray &data)
-{
-    return BioPtr(BIO_new_mem_buf(data.constData(), int(data.size())));
 }
 
 // A password callback that refuses: without one OpenSSL would prompt on the terminal.
@@ -96,14 +71,10 @@ ParsedKey parsePrivateKey(const QByteArray &pem)
 
 QByteArray toPkcs8Pem(EVP_PKEY *key)
 {
-    const BioPtr bio(BIO_new(BIO_s_mem()));
+    const BioPtr bio = writableMemoryBio();
     if (!PEM_write_bio_PrivateKey(bio.get(), key, nullptr, nullptr, 0, nullptr, nullptr))
         return {};
-    char *data = nullptr;
-    const long size = BIO_get_mem_data(bio.get(), &data);
-    QByteArray pem(data, size);
-    OPENSSL_cleanse(data, size_t(size));
-    return pem;
+    return takeBioContents(bio.get());
 }
 
 X509Ptr toX509(const QSslCertificate &certificate)

@@ -797,7 +797,7 @@ void tst_Storage::inDoubtResolution()
     // its token. Exercised here directly on a connection of the test's own.
     BACKEND(backend);
     QVERIFY(open(backend)); // migrate
-    SqlSession session(backend.raw(), backend.isPostgres());
+    SqlSession session(backend.raw(), dialectOf(backend.raw()));
     const QList<MessageRecord> first = {message("x1", {"q"}), message("x2", {"q"})};
     const PublishPlan firstPlan = planPublish(first);
     const auto written = writePublishBatch(session, first, firstPlan, 1111);

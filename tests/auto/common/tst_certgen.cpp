@@ -19,6 +19,7 @@
 #include <openssl/x509v3.h>
 
 #include "tls/certgen.h"
+#include "tls/openssl.h"
 #include "util/atomicfile.h"
 
 namespace tls = cmq::tls;
@@ -30,27 +31,20 @@ Q_DECLARE_METATYPE(KeyAlgorithm)
 
 namespace {
 
-template <typename T, auto Free> struct Deleter
-{
-    void operator()(T *p) const { Free(p); }
-};
-using X509Ptr = std::unique_ptr<X509, Deleter<X509, X509_free>>;
-using PkeyPtr = std::unique_ptr<EVP_PKEY, Deleter<EVP_PKEY, EVP_PKEY_free>>;
-using StorePtr = std::unique_ptr<X509_STORE, Deleter<X509_STORE, X509_STORE_free>>;
-using StoreContextPtr =
-    std::unique_ptr<X509_STORE_CTX, Deleter<X509_STORE_CTX, X509_STORE_CTX_free>>;
+using tls::PkeyPtr;
+using tls::X509Ptr;
+using StorePtr = tls::OpenSslPtr<X509_STORE, X509_STORE_free>;
+using StoreContextPtr = tls::OpenSslPtr<X509_STORE_CTX, X509_STORE_CTX_free>;
 
 X509Ptr parseCertificate(const QByteArray &pem)
 {
-    std::unique_ptr<BIO, Deleter<BIO, BIO_free_all>> bio(
-        BIO_new_mem_buf(pem.constData(), int(pem.size())));
+    const tls::BioPtr bio = tls::memoryBio(pem);
     return X509Ptr(PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr));
 }
 
 PkeyPtr parseKey(const QByteArray &pem)
 {
-    std::unique_ptr<BIO, Deleter<BIO, BIO_free_all>> bio(
-        BIO_new_mem_buf(pem.constData(), int(pem.size())));
+    const tls::BioPtr bio = tls::memoryBio(pem);
     return PkeyPtr(PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr));
 }
 
@@ -287,7 +281,7 @@ void tst_CertGen::serialsAreRandom128Bit()
                                           authorityOf(m_ca));
         QVERIFY2(leaf, qPrintable(leaf.error()));
         const X509Ptr certificate = parseCertificate(leaf->certificatePem);
-        std::unique_ptr<BIGNUM, Deleter<BIGNUM, BN_free>> serial(
+        tls::OpenSslPtr<BIGNUM, BN_free> serial(
             ASN1_INTEGER_to_BN(X509_get0_serialNumber(certificate.get()), nullptr));
         QVERIFY(!BN_is_negative(serial.get()) && !BN_is_zero(serial.get()));
         QVERIFY(BN_num_bits(serial.get()) <= 128);
