@@ -46,7 +46,10 @@ QStringList restartRequired(const Config &r, const Config &n)
               r.performance.defaultPrefetch != n.performance.defaultPrefetch ||
               r.performance.ackTimeoutSec != n.performance.ackTimeoutSec ||
               r.performance.cleanupInterval != n.performance.cleanupInterval ||
-              r.performance.consumerCleanupInterval != n.performance.consumerCleanupInterval,
+              r.performance.consumerCleanupInterval != n.performance.consumerCleanupInterval ||
+              r.performance.maxQueuesPerCn != n.performance.maxQueuesPerCn ||
+              r.performance.maxExchangesPerCn != n.performance.maxExchangesPerCn ||
+              r.performance.maxBindingsPerCn != n.performance.maxBindingsPerCn,
           "performance");
     check(r.admin.enabled != n.admin.enabled, "admin.enabled");
     check(!same(r.admin.address, n.admin.address), "admin.address");

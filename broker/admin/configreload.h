@@ -1,7 +1,8 @@
 #pragma once
 // What a configuration reload (`reload`, SIGHUP) may change at run time and what it may not:
-// [acl], admin.allowed_cns, [rate_limit] and [tls] are applied (the caller loads the TLS files);
-// every other difference is reported as needing a restart.
+// [acl], admin.allowed_cns, [rate_limit], [tls] and performance.memory_budget_mb are applied
+// (the caller loads the TLS files and sets the budget); every other difference is reported as
+// needing a restart.
 
 #include <QJsonObject>
 #include <QSslCertificate>
