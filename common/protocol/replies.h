@@ -30,6 +30,9 @@ QByteArray invalidBatchFormat(QByteArrayView text);   // "Invalid batch format: 
 QByteArray duplicateMessage(QByteArrayView messageId); // "Error: Duplicate message <id> ignored"
 QByteArray noQueuesBound(QByteArrayView exchange, QByteArrayView routingKey);
 // "Error: No queues bound to exchange '<e>' with routing key '<rk>'"
+// The texts of the two refusals above without "Error: " and "\n", for batchError().
+QByteArray duplicateMessageText(QByteArrayView messageId);
+QByteArray noQueuesBoundText(QByteArrayView exchange, QByteArrayView routingKey);
 QByteArray raw(QByteArrayView line);         // any other line: appends "\n"
 
 // Extension lines (docs/PROTOCOL.md).
