@@ -9,14 +9,11 @@
 #include "core/router.h"
 #include "core/topology.h"
 #include "limits/clock.h"
-#include "protocol/replies.h"
 #include "storage/storage.h"
 
 Q_DECLARE_LOGGING_CATEGORY(lcRouter)
 
 namespace cmq {
-
-namespace reply = protocol::reply;
 
 DeliveryEngine::DeliveryEngine(Topology &topology, LiveMessages &live, storage::RouterStore &store,
                                RouterStats &stats, const Config::Performance &performance,
@@ -98,15 +95,15 @@ void DeliveryEngine::dispatch(Queue *queue)
         Consumer *consumer = queue->nextConsumer();
         if (!consumer)
             return;
-        ReadyMessage next = std::move(queue->ready().front());
+        const ReadyMessage next = std::move(queue->ready().front());
         queue->ready().pop_front();
-        consumer->endpoint->pushDelivery(
-            deliver(queue, consumer->endpoint, consumer, std::move(next)));
+        deliver(queue, consumer->endpoint, consumer, next);
+        consumer->endpoint->pushDelivery(*next.message, next.redelivered);
     }
 }
 
-QByteArray DeliveryEngine::deliver(Queue *queue, Endpoint *endpoint, Consumer *consumer,
-                                   ReadyMessage ready)
+void DeliveryEngine::deliver(Queue *queue, Endpoint *endpoint, Consumer *consumer,
+                             const ReadyMessage &ready)
 {
     const QByteArray &id = ready.message->id;
     Delivery delivery;
@@ -127,12 +124,6 @@ QByteArray DeliveryEngine::deliver(Queue *queue, Endpoint *endpoint, Consumer *c
         ++m_stats.redelivered;
     }
     m_store.markDelivered(queue->name(), id);
-
-    QByteArray lines;
-    if (ready.redelivered)
-        lines = reply::redelivered(id);
-    lines += reply::message(id, ready.message->envelope);
-    return lines;
 }
 
 Status DeliveryEngine::consume(Endpoint *endpoint, const QString &queueName)
@@ -180,14 +171,15 @@ void DeliveryEngine::declareAndConsume(Endpoint *endpoint, const QString &queue,
         });
 }
 
-QByteArray DeliveryEngine::fetch(Endpoint *endpoint, const QString &queueName)
+std::optional<ReadyMessage> DeliveryEngine::fetch(Endpoint *endpoint, const QString &queueName)
 {
     Queue *queue = m_topology.queue(queueName);
     if (!queue || queue->ready().empty())
-        return {};
+        return std::nullopt;
     ReadyMessage next = std::move(queue->ready().front());
     queue->ready().pop_front();
-    return deliver(queue, endpoint, nullptr, std::move(next));
+    deliver(queue, endpoint, nullptr, next);
+    return next;
 }
 
 Delivery DeliveryEngine::takeDelivery(Queue *queue, const QByteArray &messageId)

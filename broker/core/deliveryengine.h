@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 
 #include <QHash>
 #include <QObject>
@@ -62,8 +63,8 @@ public:
     // consumer is registered: it would outlive its connection).
     void declareAndConsume(Endpoint *endpoint, const QString &queue, const QString &owner,
                            std::function<void(Status)> done);
-    // The delivery lines for the head of the queue, or empty when there is nothing ready.
-    QByteArray fetch(Endpoint *endpoint, const QString &queue);
+    // The head of the queue, delivered to `endpoint` (awaiting its ack), if anything is ready.
+    std::optional<ReadyMessage> fetch(Endpoint *endpoint, const QString &queue);
     Status ack(Endpoint *endpoint, const QByteArray &messageId);
     // True when `messageId` was delivered to this endpoint and awaits its ack or nack.
     bool awaitsAck(Endpoint *endpoint, const QByteArray &messageId) const;
@@ -107,7 +108,8 @@ private:
 
     EndpointState &stateFor(Endpoint *endpoint);
     qint64 nowMs() const;
-    QByteArray deliver(Queue *queue, Endpoint *endpoint, Consumer *consumer, ReadyMessage ready);
+    // Records `ready` as delivered to `endpoint`; the caller hands it over.
+    void deliver(Queue *queue, Endpoint *endpoint, Consumer *consumer, const ReadyMessage &ready);
     // Removes a delivery from every index; the caller decides where the message goes next.
     Delivery takeDelivery(Queue *queue, const QByteArray &messageId);
     // The queue a delivery to `endpoint` came from, or null with the refusal in `error`.

@@ -93,8 +93,8 @@ public:
     {
         m_delivery.declareAndConsume(endpoint, queue, owner, std::move(done));
     }
-    // The delivery lines for the head of the queue, or empty when there is nothing ready.
-    QByteArray fetch(Endpoint *endpoint, const QString &queue)
+    // The head of the queue, delivered to `endpoint` (awaiting its ack), if anything is ready.
+    std::optional<ReadyMessage> fetch(Endpoint *endpoint, const QString &queue)
     {
         return m_delivery.fetch(endpoint, queue);
     }

@@ -3,6 +3,7 @@
 #include <QLoggingCategory>
 #include <QSslSocket>
 
+#include "core/message.h"
 #include "handlers/dispatcher.h"
 #include "protocol/lineframer.h"
 #include "protocol/replies.h"
@@ -203,10 +204,10 @@ void Session::completeReply(quint64 slot, const QByteArray &lines, quint64 messa
     flushReplies();
 }
 
-void Session::pushDelivery(const QByteArray &lines)
+void Session::pushDelivery(const Message &message, bool redelivered)
 {
     ++m_counters.deliveriesOut;
-    m_replies.pushReady(lines);
+    m_replies.pushReady(protocol::reply::delivery(message.id, message.envelope, redelivered));
     flushReplies();
 }
 

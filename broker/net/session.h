@@ -90,7 +90,7 @@ public:
     // Endpoint
     quint64 endpointId() const override { return m_identity.connectionId; }
     QString clientId() const override { return m_identity.cn; }
-    void pushDelivery(const QByteArray &lines) override;
+    void pushDelivery(const Message &message, bool redelivered) override;
     bool canTakeDeliveries() const override;
 
     // heartbeat <seconds>: from now on ping after that much silence from the client.

@@ -173,6 +173,15 @@ QByteArray redelivered(QByteArrayView messageId)
     return line({"Redelivered: ", messageId});
 }
 
+QByteArray delivery(QByteArrayView messageId, QByteArrayView envelopeJson, bool redelivered)
+{
+    if (!redelivered)
+        return message(messageId, envelopeJson);
+    QByteArray lines = reply::redelivered(messageId);
+    lines += message(messageId, envelopeJson);
+    return lines;
+}
+
 QByteArray nackConfirmed(QByteArrayView messageId)
 {
     return line({"NACK_CONFIRMED ", messageId});

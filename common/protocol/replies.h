@@ -42,6 +42,8 @@ QByteArray shutdownNotice();                 // "Server shutting down"
 // Precedes the "Message:" line of a delivery that was delivered before and not acknowledged.
 // Existing receivers ignore lines that do not start with "Message:", so it is always sent.
 QByteArray redelivered(QByteArrayView messageId); // "Redelivered: <id>"
+// A delivery: "Message: <id> <json>", after "Redelivered: <id>" when `redelivered`.
+QByteArray delivery(QByteArrayView messageId, QByteArrayView envelopeJson, bool redelivered);
 QByteArray nackConfirmed(QByteArrayView messageId); // "NACK_CONFIRMED <id>"
 QByteArray qosSet(int prefetch);               // "Qos set to <n>"
 

@@ -10,6 +10,8 @@
 #include <QStringList>
 
 #include "core/endpoint.h"
+#include "core/message.h"
+#include "protocol/replies.h"
 #include "storage/storage.h"
 
 namespace cmq::test {
@@ -121,7 +123,10 @@ public:
     }
     quint64 endpointId() const override { return m_id; }
     QString clientId() const override { return m_cn; }
-    void pushDelivery(const QByteArray &lines) override { received += lines; }
+    void pushDelivery(const Message &message, bool redelivered) override
+    {
+        received += protocol::reply::delivery(message.id, message.envelope, redelivered);
+    }
     bool canTakeDeliveries() const override { return writable; }
 
     // The ids of the "Message: <id> ..." lines received so far, a "*" after a redelivered one.
