@@ -7,7 +7,7 @@
 #include "admin/adminserver.h"
 #include "admin/adminsession.h"
 #include "admin/configreload.h"
-#include "core/dispatcher.h"
+#include "handlers/dispatcher.h"
 #include "core/router.h"
 #include "core/services.h"
 #include "limits/ratelimiter.h"

@@ -7,14 +7,17 @@
 
 namespace cmq {
 
+struct Message;
+
 class Endpoint
 {
 public:
     virtual ~Endpoint() = default;
     virtual quint64 endpointId() const = 0;
     virtual QString clientId() const = 0; // certificate CN
-    // Appends lines ("Message: ..." and friends) after any replies already queued.
-    virtual void pushDelivery(const QByteArray &lines) = 0;
+    // Sends `message` ("Message: ...", after "Redelivered: ..." when `redelivered`) behind any
+    // replies already queued.
+    virtual void pushDelivery(const Message &message, bool redelivered) = 0;
     // False while the connection's unsent output is above its limit (a slow consumer).
     virtual bool canTakeDeliveries() const = 0;
 };

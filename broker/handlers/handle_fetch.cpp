@@ -10,8 +10,10 @@ void fetch(const HandlerContext &ctx, const Request &request, const Reply &reply
     const QString queue = QString::fromUtf8(request.args.at(0));
     if (Status allowed = mayTouchQueue(ctx, queue); !allowed)
         return reply.send(errorLine(allowed));
-    const QByteArray lines = ctx.services.router.fetch(&ctx.session, queue);
-    reply.send(lines.isEmpty() ? protocol::reply::noMessages() : lines);
+    const std::optional<ReadyMessage> fetched = ctx.services.router.fetch(&ctx.session, queue);
+    reply.send(fetched ? protocol::reply::delivery(fetched->message->id, fetched->message->envelope,
+                                                   fetched->redelivered)
+                       : protocol::reply::noMessages());
 }
 
 } // namespace cmq::handlers

@@ -11,10 +11,14 @@ void publish(const HandlerContext &ctx, const Request &request, const Reply &rep
     const Result<protocol::EnvelopeInfo> envelope = protocol::inspectEnvelope(json);
     if (!envelope)
         return reply.send(protocol::reply::invalidMessageFormat(envelope.error().toUtf8()));
-    ctx.services.router.publish(ctx.session.identity().cn, QString::fromUtf8(request.args.at(0)),
-                                QString::fromUtf8(request.args.at(1)),
-                                {Router::Publication{envelope->messageId, json}}, false,
-                                [reply](const QByteArray &lines) { reply.send(lines); });
+    const QString exchange = QString::fromUtf8(request.args.at(0));
+    const QString routingKey = QString::fromUtf8(request.args.at(1));
+    ctx.services.router.publish(ctx.session.identity().cn, exchange, routingKey,
+                                {Router::Publication{envelope->messageId, json}},
+                                [reply, exchange, routingKey](const PublishOutcomes &outcomes) {
+                                    sendPublishReplies(reply, outcomes, exchange, routingKey,
+                                                       false);
+                                });
 }
 
 } // namespace cmq::handlers

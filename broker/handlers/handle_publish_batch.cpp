@@ -20,8 +20,7 @@ void publishBatch(const HandlerContext &ctx, const Request &request, const Reply
         const Result<protocol::EnvelopeInfo> envelope = protocol::inspectEnvelope(element);
         if (!envelope) {
             return reply.send(protocol::reply::invalidBatchFormat(
-                QByteArray("element ") + QByteArray::number(i) + ": "
-                + envelope.error().toUtf8()));
+                QByteArray("element ") + QByteArray::number(i) + ": " + envelope.error().toUtf8()));
         }
         messages.append(Router::Publication{envelope->messageId, element.toByteArray()});
     }
@@ -31,17 +30,20 @@ void publishBatch(const HandlerContext &ctx, const Request &request, const Reply
     // must still answer one line per message.
     if (limits::RateLimiter *limiter = ctx.services.rateLimiter) {
         const ClientIdentity &who = ctx.session.identity();
-        if (const auto refused =
-                limiter->admitRequest(who.cn, who.address, int(messages.size()))) {
+        if (const auto refused = limiter->admitRequest(who.cn, who.address, int(messages.size()))) {
             QByteArray lines;
             for (const Router::Publication &m : std::as_const(messages))
                 lines += protocol::reply::batchError(refused->text.toUtf8(), m.messageId);
             return reply.send(lines);
         }
     }
-    ctx.services.router.publish(ctx.session.identity().cn, QString::fromUtf8(request.args.at(0)),
-                                QString::fromUtf8(request.args.at(1)), std::move(messages), true,
-                                [reply](const QByteArray &lines) { reply.send(lines); });
+    const QString exchange = QString::fromUtf8(request.args.at(0));
+    const QString routingKey = QString::fromUtf8(request.args.at(1));
+    ctx.services.router.publish(ctx.session.identity().cn, exchange, routingKey,
+                                std::move(messages),
+                                [reply, exchange, routingKey](const PublishOutcomes &outcomes) {
+                                    sendPublishReplies(reply, outcomes, exchange, routingKey, true);
+                                });
 }
 
 } // namespace cmq::handlers

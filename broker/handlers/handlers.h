@@ -3,6 +3,7 @@
 // command (arguments, resource ownership), asks the router or storage, and completes `reply`
 // exactly once, possibly later.
 
+#include "core/publishoutcome.h"
 #include "core/services.h"
 #include "net/session.h"
 #include "protocol/request.h"
@@ -32,6 +33,14 @@ void queuePolicy(const HandlerContext &ctx, const Request &request, const Reply 
 // namespace (AclManager::mayUseQueue), then, if the queue exists, its owner
 // (AclManager::mayUseOwnedQueue).
 Status mayTouchQueue(const HandlerContext &ctx, const QString &queue);
+
+// The reply lines of a publish (`batch` false: one message) or publish_batch: "ACK <id>" per
+// stored message, an error line per refused one, in order.
+QByteArray publishReplies(const PublishOutcomes &outcomes, const QString &exchange,
+                          const QString &routingKey, bool batch);
+// Completes `reply` with those lines and the number of messages stored.
+void sendPublishReplies(const Reply &reply, const PublishOutcomes &outcomes,
+                        const QString &exchange, const QString &routingKey, bool batch);
 
 // "Error: <text>\n" from a failed Status.
 QByteArray errorLine(const Status &status);

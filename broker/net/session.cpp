@@ -3,7 +3,8 @@
 #include <QLoggingCategory>
 #include <QSslSocket>
 
-#include "core/dispatcher.h"
+#include "core/message.h"
+#include "handlers/dispatcher.h"
 #include "protocol/lineframer.h"
 #include "protocol/replies.h"
 #include "protocol/request.h"
@@ -44,10 +45,21 @@ Reply::Reply(Session *session, quint64 slot) : m_session(session), m_slot(slot)
 {
 }
 
+Reply::Reply(Sink sink) : m_sink(std::move(sink))
+{
+}
+
 void Reply::send(const QByteArray &lines) const
 {
-    if (m_session)
-        m_session->completeReply(m_slot, lines);
+    sendPublished(lines, 0);
+}
+
+void Reply::sendPublished(const QByteArray &lines, quint64 messagesStored) const
+{
+    if (m_sink)
+        m_sink(lines, messagesStored);
+    else if (m_session)
+        m_session->completeReply(m_slot, lines, messagesStored);
 }
 
 Session::Session(QSslSocket *socket, ClientIdentity identity, const SessionLimits &limits,
@@ -174,7 +186,7 @@ quint64 Session::reserveReply()
     return m_replies.reserve();
 }
 
-void Session::completeReply(quint64 slot, const QByteArray &lines)
+void Session::completeReply(quint64 slot, const QByteArray &lines, quint64 messagesStored)
 {
     ReplyQueue::Entry *completed = m_replies.complete(slot, lines);
     if (!completed)
@@ -185,20 +197,17 @@ void Session::completeReply(quint64 slot, const QByteArray &lines)
         resumeReading();
     }
     if (pending.publishStartNs >= 0) {
-        // One "ACK <id>" line per stored message; errors name no ACK.
-        if (lines.startsWith("ACK "))
-            ++m_counters.messagesIn;
-        m_counters.messagesIn += quint64(lines.count("\nACK "));
+        m_counters.messagesIn += messagesStored;
         if (m_publishObserver)
             m_publishObserver(m_clock.nsecsElapsed() - pending.publishStartNs);
     }
     flushReplies();
 }
 
-void Session::pushDelivery(const QByteArray &lines)
+void Session::pushDelivery(const Message &message, bool redelivered)
 {
     ++m_counters.deliveriesOut;
-    m_replies.pushReady(lines);
+    m_replies.pushReady(protocol::reply::delivery(message.id, message.envelope, redelivered));
     flushReplies();
 }
 

@@ -36,12 +36,19 @@ struct SessionLimits
 class Reply
 {
 public:
+    using Sink = std::function<void(const QByteArray &lines, quint64 messagesStored)>;
+
     Reply(Session *session, quint64 slot);
+    // Completes into `sink` rather than a session's reply slot: for unit tests.
+    explicit Reply(Sink sink);
     void send(const QByteArray &lines) const;
+    // A publish's reply, with how many of its messages were stored (for the session's count).
+    void sendPublished(const QByteArray &lines, quint64 messagesStored) const;
 
 private:
     QPointer<Session> m_session;
-    quint64 m_slot;
+    quint64 m_slot = 0;
+    Sink m_sink;
 };
 
 struct SessionCounters
@@ -50,7 +57,7 @@ struct SessionCounters
     quint64 bytesIn = 0;
     quint64 bytesOut = 0;
     quint64 deliveriesOut = 0;
-    quint64 messagesIn = 0; // published messages acknowledged ("ACK <id>")
+    quint64 messagesIn = 0; // published messages stored (answered "ACK <id>")
     quint64 slowEvents = 0; // times the unsent output went over outputHighWaterBytes
 };
 
@@ -83,7 +90,7 @@ public:
     // Endpoint
     quint64 endpointId() const override { return m_identity.connectionId; }
     QString clientId() const override { return m_identity.cn; }
-    void pushDelivery(const QByteArray &lines) override;
+    void pushDelivery(const Message &message, bool redelivered) override;
     bool canTakeDeliveries() const override;
 
     // heartbeat <seconds>: from now on ping after that much silence from the client.
@@ -95,7 +102,7 @@ public:
     // Sends one line and closes once it is written.
     void closeWithError(const QByteArray &line);
 
-    void completeReply(quint64 slot, const QByteArray &lines);
+    void completeReply(quint64 slot, const QByteArray &lines, quint64 messagesStored = 0);
 
 Q_SIGNALS:
     void writable(Session *session); // output drained below the low-water mark

@@ -17,6 +17,7 @@
 #include <QStringList>
 
 #include "config/config.h"
+#include "storage/routerstore.h"
 #include "util/result.h"
 
 class QThread;
@@ -94,7 +95,7 @@ struct RecoveredState
     QList<QueueEntry> entries; // per queue in publish order (queues interleaved is fine)
 };
 
-class Storage final : public QObject
+class Storage final : public QObject, public RouterStore
 {
     Q_OBJECT
     Q_DISABLE_COPY_MOVE(Storage)

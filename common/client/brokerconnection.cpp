@@ -2,10 +2,18 @@
 
 #include "client/clientlog.h"
 #include "protocol/lineframer.h"
+#include "protocol/replyreader.h"
 
 namespace cmq::client {
 
 namespace {
+
+using ReplyKind = protocol::ReplyLine::Kind;
+
+bool isUnauthorized(const QByteArray &line)
+{
+    return protocol::readReply(line).isError("Unauthorized");
+}
 
 // Deliveries carry whole envelopes; the broker's own request limit is 1 MiB by default, so this
 // only stops a peer that streams without line breaks.
@@ -34,7 +42,7 @@ BrokerConnection::BrokerConnection(const BrokerAddress &address, const QSslConfi
     connect(&m_socket, &QSslSocket::disconnected, this, [this] {
         finish(m_lastUnsolicitedError.isEmpty() ? QStringLiteral("the broker closed the connection")
                                                 : QString::fromUtf8(m_lastUnsolicitedError),
-               m_lastUnsolicitedError.startsWith("Error: Unauthorized"));
+               isUnauthorized(m_lastUnsolicitedError));
     });
     connect(&m_socket, &QSslSocket::sslErrors, this, [this](const QList<QSslError> &errors) {
         if (!errors.isEmpty())
@@ -71,26 +79,26 @@ void BrokerConnection::open()
 void BrokerConnection::onEncrypted()
 {
     // Heartbeats double as the proof that the broker accepted us.
-    const QByteArray expected = "Heartbeat " + QByteArray::number(m_heartbeatSec);
-    request("heartbeat " + QByteArray::number(m_heartbeatSec),
-            [this, expected](const Result<QByteArray> &reply) {
-                if (!reply)
-                    return;
-                // A broker without the extension (the original one) still accepted us; we
-                // just cannot watch it, and rely on TCP to notice its death.
-                const bool withoutHeartbeats = reply.value() == "Unknown command";
-                if (reply.value() != expected && !withoutHeartbeats) {
-                    finish(QString::fromUtf8(reply.value()),
-                           reply.value().startsWith("Error: Unauthorized"));
-                    return;
-                }
-                m_state = State::Ready;
-                m_deadline.stop();
-                m_sinceHeard.start();
-                if (!withoutHeartbeats)
-                    m_watchdog.start();
-                Q_EMIT ready();
-            });
+    const QByteArray seconds = QByteArray::number(m_heartbeatSec);
+    request("heartbeat " + seconds, [this, seconds](const Result<QByteArray> &reply) {
+        if (!reply)
+            return;
+        const protocol::ReplyLine line = protocol::readReply(reply.value());
+        // A broker without the extension (the original one) still accepted us; we
+        // just cannot watch it, and rely on TCP to notice its death.
+        const bool withoutHeartbeats = line.kind == ReplyKind::UnknownCommand;
+        const bool accepted = line.kind == ReplyKind::Heartbeat && line.text == seconds;
+        if (!accepted && !withoutHeartbeats) {
+            finish(QString::fromUtf8(reply.value()), line.isError("Unauthorized"));
+            return;
+        }
+        m_state = State::Ready;
+        m_deadline.stop();
+        m_sinceHeard.start();
+        if (!withoutHeartbeats)
+            m_watchdog.start();
+        Q_EMIT ready();
+    });
 }
 
 void BrokerConnection::request(const QByteArray &line, ReplyHandler handler)
@@ -150,15 +158,16 @@ void BrokerConnection::onReadyRead()
 void BrokerConnection::handleLine(const QByteArray &line)
 {
     m_sinceHeard.restart();
-    if (line == "PING") {
+    const protocol::ReplyLine read = protocol::readReply(line);
+    if (read.kind == ReplyKind::Ping) {
         m_socket.write("pong\n"); // no reply comes for it
         return;
     }
-    if (line == "Server shutting down") {
+    if (read.kind == ReplyKind::ShutdownNotice) {
         Q_EMIT shutdownNotice();
         return;
     }
-    if (line.startsWith("Message: ") || line.startsWith("Redelivered: ")) {
+    if (read.kind == ReplyKind::Message || read.kind == ReplyKind::Redelivered) {
         Q_EMIT pushed(line);
         return;
     }
@@ -166,7 +175,7 @@ void BrokerConnection::handleLine(const QByteArray &line)
         // Lines nobody asked for: the broker's reason for closing on us, usually.
         qCWarning(lcClient, "%s: unsolicited line: %s", qPrintable(m_address.toString()),
                   line.left(200).constData());
-        if (line.startsWith("Error: "))
+        if (read.isError())
             m_lastUnsolicitedError = line;
         return;
     }
@@ -186,8 +195,8 @@ void BrokerConnection::onSocketError(QAbstractSocket::SocketError error)
     QString reason = m_socket.errorString();
     if (!m_lastUnsolicitedError.isEmpty())
         reason = QString::fromUtf8(m_lastUnsolicitedError);
-    const bool refused = error == QAbstractSocket::SslHandshakeFailedError ||
-                         m_lastUnsolicitedError.startsWith("Error: Unauthorized");
+    const bool refused =
+        error == QAbstractSocket::SslHandshakeFailedError || isUnauthorized(m_lastUnsolicitedError);
     finish(reason, refused);
 }
 

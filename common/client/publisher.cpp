@@ -3,8 +3,11 @@
 #include "client/clientlog.h"
 #include "crypto/envelopecrypto.h"
 #include "crypto/keypair.h"
+#include "protocol/replyreader.h"
 
 namespace cmq::client {
+
+using ReplyKind = protocol::ReplyLine::Kind;
 
 Publisher::Publisher(OutboxStore &store, int window, int retryDelayMs, QObject *parent)
     : QObject(parent), m_store(store), m_window(qMax(1, window)),
@@ -156,23 +159,23 @@ void Publisher::lookUpKey(const QString &receiver)
             m_keyLookups.remove(receiver);
             if (!reply)
                 return; // detach() put the waiting messages back
-            const QByteArray prefix = "Public key: ";
+            const protocol::ReplyLine line = protocol::readReply(reply.value());
             QString problem;
             MessageState state = MessageState::WaitingForReceiver;
-            if (reply->startsWith(prefix)) {
-                const auto key = crypto::publicKeyFromBase64(reply->mid(prefix.size()));
+            if (line.kind == ReplyKind::PublicKey) {
+                const auto key = crypto::publicKeyFromBase64(line.text.toByteArray());
                 if (key)
                     m_keys.insert(receiver, key.value());
                 else
                     problem = QStringLiteral("the broker's key for %1 is unusable: %2")
                                   .arg(receiver, key.error());
-            } else if (reply.value() == "Public key not found") {
+            } else if (line.kind == ReplyKind::PublicKeyNotFound) {
                 problem = QStringLiteral("%1 has not registered a public key yet").arg(receiver);
             } else {
                 problem = QString::fromUtf8(reply.value());
                 state = MessageState::Queued;
             }
-            const bool refused = reply->startsWith("Error: Permission denied");
+            const bool refused = line.isError("Permission denied");
             QList<QString> ids;
             for (auto it = m_awaitingKey.begin(); it != m_awaitingKey.end();) {
                 const auto item = m_items.constFind(it.value());
@@ -235,9 +238,10 @@ void Publisher::onPublishReply(const QString &messageId, quint64 generation,
     }
     const QByteArray &line = reply.value();
     const QByteArray id = messageId.toUtf8();
-    if (line == "ACK " + id) {
+    const protocol::ReplyLine read = protocol::readReply(line);
+    if (read.kind == ReplyKind::Ack && read.id == id) {
         finishItem(messageId, MessageState::Delivered, {});
-    } else if (line == "Error: Duplicate message " + id + " ignored") {
+    } else if (read.kind == ReplyKind::Duplicate && read.id == id) {
         // Published before (before a reconnect, a crash, or by the application itself): the
         // broker has it, which is exactly what the ACK would have said.
         finishItem(messageId, MessageState::Delivered,
@@ -245,11 +249,12 @@ void Publisher::onPublishReply(const QString &messageId, quint64 generation,
     } else if (!current && item.inFlight) {
         // A refusal from an earlier connection while a newer attempt is under way: that
         // attempt's answer decides.
-    } else if (line.startsWith("Error: No queues bound")) {
+    } else if (read.kind == ReplyKind::Unroutable) {
         delay(item, MessageState::WaitingForReceiver, QString::fromUtf8(line));
-    } else if (line.startsWith("Invalid message format") ||
-               line.startsWith("Error: Permission denied") || line == "Missing parameters" ||
-               line == "Unknown command") {
+    } else if (read.kind == ReplyKind::InvalidMessageFormat ||
+               read.isError("Permission denied") ||
+               (read.kind == ReplyKind::MissingArgument && read.text == "Missing parameters") ||
+               read.kind == ReplyKind::UnknownCommand) {
         finishItem(messageId, MessageState::Failed, QString::fromUtf8(line));
     } else {
         // Storage trouble, a full queue, anything transient: try again later.

@@ -3,14 +3,20 @@
 #include "client/clientlog.h"
 #include "client/messageid.h"
 #include "crypto/envelopecrypto.h"
+#include "protocol/replyreader.h"
 
 namespace cmq::client {
 
 namespace {
 
+using ReplyKind = protocol::ReplyLine::Kind;
+
 // The broker's answer to a request over the client's rate (docs/PROTOCOL.md): not executed,
 // so the same request may be sent again later.
-constexpr QByteArrayView RateLimited = "Error: rate limit exceeded";
+bool isRateLimited(const QByteArray &line)
+{
+    return protocol::readReply(line).isError("rate limit exceeded");
+}
 // The rate limit refills continuously (100 requests/s by default): a short first pause, then
 // doubling while refusals go on.
 constexpr int AckRetryInitialMs = 50;
@@ -79,17 +85,17 @@ void Subscriber::handlePush(const QByteArray &line)
 
 void Subscriber::handleMessage(const QByteArray &line)
 {
-    if (line.startsWith("Redelivered: ")) {
-        m_redelivered.insert(line.mid(13));
+    const protocol::ReplyLine delivery = protocol::readReply(line);
+    if (delivery.kind == ReplyKind::Redelivered) {
+        m_redelivered.insert(delivery.id.toByteArray());
         return;
     }
     // "Message: <id> <json>"
-    const qsizetype idEnd = line.indexOf(' ', 9);
-    if (idEnd < 0) {
+    if (delivery.kind != ReplyKind::Message || delivery.text.isNull()) {
         qCWarning(lcClient, "malformed delivery line: %s", line.left(200).constData());
         return;
     }
-    const QByteArray id = line.mid(9, idEnd - 9);
+    const QByteArray id = delivery.id.toByteArray();
     const QString messageId = QString::fromUtf8(id);
     const bool redelivered = m_redelivered.remove(id);
     if (m_seen.contains(messageId)) {
@@ -98,7 +104,7 @@ void Subscriber::handleMessage(const QByteArray &line)
         return;
     }
 
-    const auto parsed = crypto::parseEnvelopeJson(QByteArrayView(line).sliced(idEnd + 1));
+    const auto parsed = crypto::parseEnvelopeJson(delivery.text);
     QString error;
     QByteArray plaintext;
     if (!parsed) {
@@ -175,7 +181,7 @@ void Subscriber::onSettleReply(const QByteArray &line, bool retry, const Result<
     --m_acksInFlight;
     if (retry)
         m_retryInFlight = false;
-    if (reply && reply->startsWith(RateLimited)) {
+    if (reply && isRateLimited(reply.value())) {
         if (retry)
             m_ackRetry.prepend(line);
         else
@@ -192,9 +198,10 @@ void Subscriber::onSettleReply(const QByteArray &line, bool retry, const Result<
         const qsizetype idStart = line.indexOf(' ') + 1;
         const qsizetype idEnd = line.indexOf(' ', idStart);
         const QByteArray id = line.mid(idStart, idEnd < 0 ? -1 : idEnd - idStart);
-        const QByteArray expected =
-            (line.startsWith("ack ") ? "ACK_CONFIRMED " : "NACK_CONFIRMED ") + id;
-        if (reply.value() != expected)
+        const protocol::ReplyLine settled = protocol::readReply(reply.value());
+        const ReplyKind expected =
+            line.startsWith("ack ") ? ReplyKind::AckConfirmed : ReplyKind::NackConfirmed;
+        if (settled.kind != expected || settled.id != id)
             qCWarning(lcClient, "%s: %s", line.constData(), reply->constData());
     }
     if (retry && !m_ackRetry.isEmpty() && !m_ackRetryTimer.isActive())

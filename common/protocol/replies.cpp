@@ -123,15 +123,29 @@ QByteArray invalidBatchFormat(QByteArrayView text)
     return line({"Invalid batch format: ", text});
 }
 
+QByteArray duplicateMessageText(QByteArrayView messageId)
+{
+    QByteArray text = line({"Duplicate message ", messageId, " ignored"});
+    text.chop(1);
+    return text;
+}
+
 QByteArray duplicateMessage(QByteArrayView messageId)
 {
-    return line({"Error: Duplicate message ", messageId, " ignored"});
+    return error(duplicateMessageText(messageId));
+}
+
+QByteArray noQueuesBoundText(QByteArrayView exchange, QByteArrayView routingKey)
+{
+    QByteArray text =
+        line({"No queues bound to exchange '", exchange, "' with routing key '", routingKey, "'"});
+    text.chop(1);
+    return text;
 }
 
 QByteArray noQueuesBound(QByteArrayView exchange, QByteArrayView routingKey)
 {
-    return line({"Error: No queues bound to exchange '", exchange, "' with routing key '",
-                 routingKey, "'"});
+    return error(noQueuesBoundText(exchange, routingKey));
 }
 
 QByteArray raw(QByteArrayView text)
@@ -157,6 +171,15 @@ QByteArray shutdownNotice()
 QByteArray redelivered(QByteArrayView messageId)
 {
     return line({"Redelivered: ", messageId});
+}
+
+QByteArray delivery(QByteArrayView messageId, QByteArrayView envelopeJson, bool redelivered)
+{
+    if (!redelivered)
+        return message(messageId, envelopeJson);
+    QByteArray lines = reply::redelivered(messageId);
+    lines += message(messageId, envelopeJson);
+    return lines;
 }
 
 QByteArray nackConfirmed(QByteArrayView messageId)

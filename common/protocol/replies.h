@@ -30,6 +30,9 @@ QByteArray invalidBatchFormat(QByteArrayView text);   // "Invalid batch format: 
 QByteArray duplicateMessage(QByteArrayView messageId); // "Error: Duplicate message <id> ignored"
 QByteArray noQueuesBound(QByteArrayView exchange, QByteArrayView routingKey);
 // "Error: No queues bound to exchange '<e>' with routing key '<rk>'"
+// The texts of the two refusals above without "Error: " and "\n", for batchError().
+QByteArray duplicateMessageText(QByteArrayView messageId);
+QByteArray noQueuesBoundText(QByteArrayView exchange, QByteArrayView routingKey);
 QByteArray raw(QByteArrayView line);         // any other line: appends "\n"
 
 // Extension lines (docs/PROTOCOL.md).
@@ -39,6 +42,8 @@ QByteArray shutdownNotice();                 // "Server shutting down"
 // Precedes the "Message:" line of a delivery that was delivered before and not acknowledged.
 // Existing receivers ignore lines that do not start with "Message:", so it is always sent.
 QByteArray redelivered(QByteArrayView messageId); // "Redelivered: <id>"
+// A delivery: "Message: <id> <json>", after "Redelivered: <id>" when `redelivered`.
+QByteArray delivery(QByteArrayView messageId, QByteArrayView envelopeJson, bool redelivered);
 QByteArray nackConfirmed(QByteArrayView messageId); // "NACK_CONFIRMED <id>"
 QByteArray qosSet(int prefetch);               // "Qos set to <n>"
 

@@ -15,6 +15,7 @@ private Q_SLOTS:
     void lines_data();
     void lines();
     void messageKeepsEnvelopeBytes();
+    void redeliveryAndRefusalTexts();
 };
 
 void tst_Replies::lines_data()
@@ -74,6 +75,8 @@ void tst_Replies::lines_data()
     QTest::newRow("heartbeatAccepted max")
         << reply::heartbeatAccepted(3600) << QByteArray("Heartbeat 3600\n");
     QTest::newRow("redelivered") << reply::redelivered("m1") << QByteArray("Redelivered: m1\n");
+    QTest::newRow("delivery") << reply::delivery("m1", "{}", false)
+                              << QByteArray("Message: m1 {}\n");
     QTest::newRow("nackConfirmed")
         << reply::nackConfirmed("m1") << QByteArray("NACK_CONFIRMED m1\n");
     QTest::newRow("qosSet") << reply::qosSet(100) << QByteArray("Qos set to 100\n");
@@ -98,6 +101,17 @@ void tst_Replies::messageKeepsEnvelopeBytes()
     const QByteArray json = "{ \"z\":1,\"message_id\" : \"m\\u0031\", \"x\": \"\xc3\xa9\" }";
     const QByteArray line = reply::message("m1", json);
     QCOMPARE(line, "Message: m1 " + json + "\n");
+}
+
+void tst_Replies::redeliveryAndRefusalTexts()
+{
+    QCOMPARE(reply::delivery("m1", "{}", true), QByteArray("Redelivered: m1\nMessage: m1 {}\n"));
+    // The texts batchError() names a message after: the refusal lines without "Error: ", "\n".
+    QCOMPARE(reply::duplicateMessageText("m1"), QByteArray("Duplicate message m1 ignored"));
+    QCOMPARE(reply::noQueuesBoundText("ex", "rk"),
+             QByteArray("No queues bound to exchange 'ex' with routing key 'rk'"));
+    QCOMPARE(reply::error(reply::duplicateMessageText("m1")), reply::duplicateMessage("m1"));
+    QCOMPARE(reply::error(reply::noQueuesBoundText("ex", "rk")), reply::noQueuesBound("ex", "rk"));
 }
 
 QTEST_APPLESS_MAIN(tst_Replies)

@@ -1,4 +1,4 @@
-#include "core/dispatcher.h"
+#include "handlers/dispatcher.h"
 
 #include <QLoggingCategory>
 

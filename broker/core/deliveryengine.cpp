@@ -1,0 +1,424 @@
+#include "core/deliveryengine.h"
+
+#include <algorithm>
+
+#include <QLoggingCategory>
+
+#include "core/endpoint.h"
+#include "core/livemessages.h"
+#include "core/router.h"
+#include "core/topology.h"
+#include "limits/clock.h"
+#include "storage/storage.h"
+
+Q_DECLARE_LOGGING_CATEGORY(lcRouter)
+
+namespace cmq {
+
+DeliveryEngine::DeliveryEngine(Topology &topology, LiveMessages &live, storage::RouterStore &store,
+                               RouterStats &stats, const Config::Performance &performance,
+                               const limits::Clock *clock, QObject *parent)
+    : QObject(parent), m_topology(topology), m_live(live), m_store(store), m_stats(stats),
+      m_performance(performance),
+      m_ownClock(clock ? nullptr : std::make_unique<limits::SteadyClock>()),
+      m_clock(clock ? *clock : *m_ownClock)
+{
+    // Check often enough that a delivery is requeued within ~10% of its timeout.
+    const int intervalMs = std::clamp(performance.ackTimeoutSec * 100, 200, 5000);
+    m_ackTimeoutTimer.setInterval(intervalMs);
+    connect(&m_ackTimeoutTimer, &QTimer::timeout, this, &DeliveryEngine::expireUnacked);
+    m_ackTimeoutTimer.start();
+}
+
+DeliveryEngine::~DeliveryEngine()
+{
+    for (EndpointState &state : m_endpoints)
+        qDeleteAll(state.consumers);
+}
+
+qint64 DeliveryEngine::nowMs() const
+{
+    return m_clock.nowNs() / 1000000;
+}
+
+void DeliveryEngine::restore(const QList<storage::QueueEntry> &entries)
+{
+    // One Message object per id, shared by every queue it is waiting in.
+    QHash<QByteArray, MessagePtr> messages;
+    for (const storage::QueueEntry &entry : entries) {
+        Queue *queue = m_topology.queue(entry.queue);
+        if (!queue)
+            continue;
+        MessagePtr &message = messages[entry.messageId];
+        if (!message) {
+            message = std::make_shared<const Message>(Message{entry.messageId, entry.sender,
+                                                              entry.exchange, entry.routingKey,
+                                                              entry.envelope, entry.sentTime});
+        }
+        queue->ready().push_back(ReadyMessage{message, entry.redelivered});
+        m_live.hold(queue, message);
+    }
+}
+
+void DeliveryEngine::enqueue(Queue *queue, const MessagePtr &message)
+{
+    // drop-head: make room by evicting the oldest ready message (as the seed did, but counted
+    // and recorded). Unacked deliveries are never evicted: they are in a consumer's hands.
+    if (!queue->rejectsWhenFull())
+        evictForRoom(queue, 1, message->envelope.size());
+    queue->ready().push_back(ReadyMessage{message, false});
+    ++queue->publishedTotal;
+    m_live.hold(queue, message);
+}
+
+void DeliveryEngine::evictForRoom(Queue *queue, qsizetype room, qint64 roomBytes)
+{
+    const auto overLimit = [queue, room, roomBytes] {
+        return queue->depth() + room > queue->maxLength() ||
+               (queue->maxBytes() > 0 && queue->bytes() + roomBytes > queue->maxBytes());
+    };
+    while (overLimit() && !queue->ready().empty()) {
+        const MessagePtr evicted = queue->ready().front().message;
+        queue->ready().pop_front();
+        queue->addBytes(-evicted->envelope.size());
+        ++queue->evictedTotal;
+        ++m_stats.evicted;
+        m_store.markEvicted(queue->name(), evicted->id);
+        m_live.release(evicted->id);
+        qCDebug(lcRouter) << "evicted" << evicted->id << "from full queue" << queue->name();
+    }
+}
+
+void DeliveryEngine::dispatch(Queue *queue)
+{
+    while (!queue->ready().empty()) {
+        Consumer *consumer = queue->nextConsumer();
+        if (!consumer)
+            return;
+        const ReadyMessage next = std::move(queue->ready().front());
+        queue->ready().pop_front();
+        deliver(queue, consumer->endpoint, consumer, next);
+        consumer->endpoint->pushDelivery(*next.message, next.redelivered);
+    }
+}
+
+void DeliveryEngine::deliver(Queue *queue, Endpoint *endpoint, Consumer *consumer,
+                             const ReadyMessage &ready)
+{
+    const QByteArray &id = ready.message->id;
+    Delivery delivery;
+    delivery.message = ready.message;
+    delivery.endpoint = endpoint;
+    delivery.consumer = consumer;
+    delivery.deliveredAtMs = nowMs();
+    delivery.redelivered = ready.redelivered;
+    delivery.seq = ++m_deliverySeq;
+    queue->unacked().insert(id, delivery);
+    stateFor(endpoint).unacked[id].append(queue);
+    if (consumer)
+        ++consumer->unacked;
+    ++queue->deliveredTotal;
+    ++m_stats.delivered;
+    if (ready.redelivered) {
+        ++queue->redeliveredTotal;
+        ++m_stats.redelivered;
+    }
+    m_store.markDelivered(queue->name(), id);
+}
+
+Status DeliveryEngine::consume(Endpoint *endpoint, const QString &queueName)
+{
+    Queue *queue = m_topology.queue(queueName);
+    if (!queue)
+        return failure(QStringLiteral("Queue '%1' not found").arg(queueName));
+    EndpointState &state = stateFor(endpoint);
+    for (Consumer *existing : std::as_const(state.consumers)) {
+        if (existing->queue == queue)
+            return success(); // already subscribed: idempotent
+    }
+    auto *consumer = new Consumer{endpoint, queue, state.prefetch, 0};
+    state.consumers.append(consumer);
+    queue->consumers().append(consumer);
+    // Deliver what is waiting right away (no fixed delay as in the seed): the endpoint queues
+    // these lines behind the "Subscribed to queue" reply, so order on the wire is kept.
+    QMetaObject::invokeMethod(
+        this,
+        [this, queueName] {
+            if (Queue *q = m_topology.queue(queueName))
+                dispatch(q);
+        },
+        Qt::QueuedConnection);
+    return success();
+}
+
+void DeliveryEngine::declareAndConsume(Endpoint *endpoint, const QString &queue,
+                                       const QString &owner, std::function<void(Status)> done)
+{
+    // The ticket lives in the endpoint's state, which endpointClosed() erases: a declare that
+    // commits after the close finds no ticket (even if a new connection reuses the address).
+    const quint64 ticket = ++m_consumeTicket;
+    stateFor(endpoint).pendingConsumes.insert(ticket);
+    m_topology.declareQueue(
+        queue, owner, [this, endpoint, queue, ticket, done = std::move(done)](Status st) {
+            const auto stateIt = m_endpoints.find(endpoint);
+            const bool open =
+                stateIt != m_endpoints.end() && stateIt->pendingConsumes.remove(ticket);
+            if (!st)
+                return done(st);
+            if (!open)
+                return done(failure(QStringLiteral("Connection closed before the subscription")));
+            done(consume(endpoint, queue));
+        });
+}
+
+std::optional<ReadyMessage> DeliveryEngine::fetch(Endpoint *endpoint, const QString &queueName)
+{
+    Queue *queue = m_topology.queue(queueName);
+    if (!queue || queue->ready().empty())
+        return std::nullopt;
+    ReadyMessage next = std::move(queue->ready().front());
+    queue->ready().pop_front();
+    deliver(queue, endpoint, nullptr, next);
+    return next;
+}
+
+Delivery DeliveryEngine::takeDelivery(Queue *queue, const QByteArray &messageId)
+{
+    Delivery delivery = queue->unacked().take(messageId);
+    if (delivery.consumer)
+        --delivery.consumer->unacked;
+    auto stateIt = m_endpoints.find(delivery.endpoint);
+    if (stateIt != m_endpoints.end()) {
+        auto idIt = stateIt->unacked.find(messageId);
+        if (idIt != stateIt->unacked.end()) {
+            idIt->removeOne(queue);
+            if (idIt->isEmpty())
+                stateIt->unacked.erase(idIt);
+        }
+    }
+    return delivery;
+}
+
+Queue *DeliveryEngine::awaitingQueue(Endpoint *endpoint, const QByteArray &messageId,
+                                     Status *error) const
+{
+    const auto stateIt = m_endpoints.constFind(endpoint);
+    const QList<Queue *> queues =
+        stateIt == m_endpoints.cend() ? QList<Queue *>{} : stateIt->unacked.value(messageId);
+    if (!queues.isEmpty())
+        return queues.first();
+    *error = failure(QStringLiteral("Message %1 is not awaiting acknowledgement from this "
+                                    "connection")
+                         .arg(QString::fromUtf8(messageId)));
+    return nullptr;
+}
+
+Status DeliveryEngine::ack(Endpoint *endpoint, const QByteArray &messageId)
+{
+    Status refused = success();
+    Queue *queue = awaitingQueue(endpoint, messageId, &refused);
+    if (!queue)
+        return refused;
+    const Delivery delivery = takeDelivery(queue, messageId);
+    queue->addBytes(-delivery.message->envelope.size());
+    ++queue->acknowledgedTotal;
+    ++m_stats.acknowledged;
+    m_store.markAcknowledged(queue->name(), messageId);
+    m_live.release(messageId);
+    dispatch(queue); // prefetch room freed
+    return success();
+}
+
+bool DeliveryEngine::awaitsAck(Endpoint *endpoint, const QByteArray &messageId) const
+{
+    const auto stateIt = m_endpoints.constFind(endpoint);
+    return stateIt != m_endpoints.cend() && stateIt->unacked.contains(messageId);
+}
+
+Status DeliveryEngine::nack(Endpoint *endpoint, const QByteArray &messageId, bool requeue)
+{
+    Status refused = success();
+    Queue *queue = awaitingQueue(endpoint, messageId, &refused);
+    if (!queue)
+        return refused;
+    Delivery delivery = takeDelivery(queue, messageId);
+    if (requeue) {
+        requeueFront(queue, {delivery});
+    } else {
+        ++m_stats.nackDropped;
+        queue->addBytes(-delivery.message->envelope.size());
+        m_store.markEvicted(queue->name(), messageId);
+        m_live.release(messageId);
+    }
+    dispatch(queue);
+    return success();
+}
+
+void DeliveryEngine::requeueFront(Queue *queue, QList<Delivery> deliveries)
+{
+    // Newest first onto the front, so the oldest ends up first: original order is kept.
+    std::sort(deliveries.begin(), deliveries.end(),
+              [](const Delivery &a, const Delivery &b) { return a.seq > b.seq; });
+    for (const Delivery &d : deliveries)
+        queue->ready().push_front(ReadyMessage{d.message, true});
+}
+
+void DeliveryEngine::setPrefetch(Endpoint *endpoint, int prefetch)
+{
+    EndpointState &state = stateFor(endpoint);
+    state.prefetch = prefetch;
+    for (Consumer *consumer : state.consumers)
+        consumer->prefetch = prefetch;
+    endpointWritable(endpoint); // a larger window may allow more deliveries now
+}
+
+DeliveryEngine::ResendOutcome DeliveryEngine::resend(const QString &requester, bool isAdmin,
+                                                     const QByteArray &messageId)
+{
+    const QString *sender = m_live.senderOf(messageId);
+    if (!sender)
+        return ResendOutcome::NotFound;
+    if (!isAdmin && *sender != requester)
+        return ResendOutcome::Unauthorized;
+    // Deliveries still awaiting an ack go back to the head of their queue and out again;
+    // messages not yet delivered are already on their way.
+    for (Queue *queue : std::as_const(m_topology.queues())) {
+        if (!queue->unacked().contains(messageId))
+            continue;
+        requeueFront(queue, {takeDelivery(queue, messageId)});
+        dispatch(queue);
+    }
+    return ResendOutcome::Requested;
+}
+
+DeliveryEngine::EndpointState &DeliveryEngine::stateFor(Endpoint *endpoint)
+{
+    auto it = m_endpoints.find(endpoint);
+    if (it == m_endpoints.end())
+        it = m_endpoints.insert(endpoint, EndpointState{m_performance.defaultPrefetch, {}, {}, {}});
+    return *it;
+}
+
+bool DeliveryEngine::isConsuming(Endpoint *endpoint) const
+{
+    const auto it = m_endpoints.constFind(endpoint);
+    return it != m_endpoints.cend() && !it->consumers.isEmpty();
+}
+
+DeliveryEngine::EndpointInfo DeliveryEngine::endpointInfo(Endpoint *endpoint) const
+{
+    EndpointInfo info;
+    const auto it = m_endpoints.constFind(endpoint);
+    if (it == m_endpoints.cend()) {
+        info.prefetch = m_performance.defaultPrefetch;
+        return info;
+    }
+    info.prefetch = it->prefetch;
+    for (const Consumer *consumer : it->consumers)
+        info.consumedQueues.append(consumer->queue->name());
+    for (const QList<Queue *> &queues : it->unacked)
+        info.unacked += queues.size();
+    return info;
+}
+
+qint64 DeliveryEngine::purgeReady(Queue *queue)
+{
+    const qint64 purged = queue->readyCount();
+    for (const ReadyMessage &ready : queue->ready()) {
+        queue->addBytes(-ready.message->envelope.size());
+        m_live.release(ready.message->id);
+    }
+    queue->ready().clear();
+    return purged;
+}
+
+DeliveryEngine::Forgotten DeliveryEngine::forgetQueue(Queue *queue)
+{
+    Forgotten forgotten;
+    // Deliveries in consumers' hands: forget them on the connection's side too.
+    for (auto it = queue->unacked().cbegin(); it != queue->unacked().cend(); ++it) {
+        auto stateIt = m_endpoints.find(it->endpoint);
+        if (stateIt != m_endpoints.end()) {
+            auto idIt = stateIt->unacked.find(it.key());
+            if (idIt != stateIt->unacked.end()) {
+                idIt->removeAll(queue);
+                if (idIt->isEmpty())
+                    stateIt->unacked.erase(idIt);
+            }
+        }
+        m_live.release(it.key());
+        ++forgotten.messagesDropped;
+    }
+    for (const ReadyMessage &ready : queue->ready()) {
+        m_live.release(ready.message->id);
+        ++forgotten.messagesDropped;
+    }
+    for (Consumer *consumer : std::as_const(queue->consumers())) {
+        auto stateIt = m_endpoints.find(consumer->endpoint);
+        if (stateIt != m_endpoints.end())
+            stateIt->consumers.removeOne(consumer);
+        delete consumer;
+        ++forgotten.consumersCancelled;
+    }
+    return forgotten;
+}
+
+void DeliveryEngine::endpointClosed(Endpoint *endpoint)
+{
+    auto stateIt = m_endpoints.find(endpoint);
+    if (stateIt == m_endpoints.end())
+        return;
+    EndpointState state = std::move(*stateIt);
+    m_endpoints.erase(stateIt);
+
+    for (Consumer *consumer : std::as_const(state.consumers))
+        consumer->queue->consumers().removeOne(consumer);
+    // Unacked deliveries go back to the head of their queue, marked redelivered.
+    QHash<Queue *, QList<Delivery>> returned;
+    for (auto it = state.unacked.cbegin(); it != state.unacked.cend(); ++it) {
+        for (Queue *queue : *it) {
+            Delivery delivery = queue->unacked().take(it.key());
+            returned[queue].append(delivery);
+        }
+    }
+    qDeleteAll(state.consumers);
+    for (auto it = returned.begin(); it != returned.end(); ++it) {
+        requeueFront(it.key(), it.value());
+        dispatch(it.key());
+    }
+}
+
+void DeliveryEngine::endpointWritable(Endpoint *endpoint)
+{
+    const auto it = m_endpoints.constFind(endpoint);
+    if (it == m_endpoints.cend())
+        return;
+    const QList<Consumer *> consumers = it->consumers; // dispatch may touch m_endpoints
+    for (Consumer *consumer : consumers)
+        dispatch(consumer->queue);
+}
+
+void DeliveryEngine::expireUnacked()
+{
+    const qint64 limitMs = qint64(m_performance.ackTimeoutSec) * 1000;
+    const qint64 now = nowMs();
+    for (Queue *queue : std::as_const(m_topology.queues())) {
+        QList<QByteArray> expired;
+        for (auto it = queue->unacked().cbegin(); it != queue->unacked().cend(); ++it) {
+            if (now - it->deliveredAtMs >= limitMs)
+                expired.append(it.key());
+        }
+        if (expired.isEmpty())
+            continue;
+        QList<Delivery> deliveries;
+        for (const QByteArray &id : std::as_const(expired))
+            deliveries.append(takeDelivery(queue, id));
+        m_stats.ackTimeouts += quint64(expired.size());
+        qCInfo(lcRouter, "requeued %lld deliveries on %s after the ack timeout",
+               qlonglong(expired.size()), qPrintable(queue->name()));
+        requeueFront(queue, deliveries);
+        dispatch(queue);
+    }
+}
+
+} // namespace cmq

@@ -1,0 +1,132 @@
+#pragma once
+// The delivery engine: what happens to a message once it is in a queue. Consumers share a
+// queue round-robin under each connection's prefetch window; a delivery awaits the ack of the
+// connection it went to (scoped to the delivering queue); nack, the ack timeout, resend and a
+// closed connection put deliveries back at the head of their queue in their original order.
+// drop-head eviction makes room in a full queue. It never touches sockets or SQL itself.
+
+#include <functional>
+#include <memory>
+#include <optional>
+
+#include <QHash>
+#include <QObject>
+#include <QSet>
+#include <QStringList>
+#include <QTimer>
+
+#include "config/config.h"
+#include "core/message.h"
+#include "core/queue.h"
+#include "util/result.h"
+
+namespace cmq {
+
+class Endpoint;
+class LiveMessages;
+class Topology;
+struct RouterStats;
+namespace storage {
+class RouterStore;
+struct QueueEntry;
+} // namespace storage
+namespace limits {
+class Clock;
+}
+
+class DeliveryEngine final : public QObject
+{
+    Q_DISABLE_COPY_MOVE(DeliveryEngine)
+
+public:
+    // `clock` (null: a steady clock of its own) times deliveries for the ack timeout.
+    DeliveryEngine(Topology &topology, LiveMessages &live, storage::RouterStore &store,
+                   RouterStats &stats, const Config::Performance &performance,
+                   const limits::Clock *clock = nullptr, QObject *parent = nullptr);
+    ~DeliveryEngine() override;
+
+    // Start-up: the stored queue entries, in order, as ready messages.
+    void restore(const QList<storage::QueueEntry> &entries);
+
+    // A committed message joins the back of `queue` (drop-head evicting to make room); the
+    // caller dispatches once it has enqueued everything of its commit.
+    void enqueue(Queue *queue, const MessagePtr &message);
+    // drop-head: evicts the oldest ready messages until `room` more messages of `roomBytes`
+    // in all fit under the queue's length and byte limits.
+    void evictForRoom(Queue *queue, qsizetype room, qint64 roomBytes);
+    // Hands ready messages to consumers with room, round-robin, until either runs out.
+    void dispatch(Queue *queue);
+
+    Status consume(Endpoint *endpoint, const QString &queue);
+    // consume of a queue that does not exist yet: declares it (owned by `owner`), then
+    // subscribes, unless the endpoint closed meanwhile (then `done` gets a failure and no
+    // consumer is registered: it would outlive its connection).
+    void declareAndConsume(Endpoint *endpoint, const QString &queue, const QString &owner,
+                           std::function<void(Status)> done);
+    // The head of the queue, delivered to `endpoint` (awaiting its ack), if anything is ready.
+    std::optional<ReadyMessage> fetch(Endpoint *endpoint, const QString &queue);
+    Status ack(Endpoint *endpoint, const QByteArray &messageId);
+    // True when `messageId` was delivered to this endpoint and awaits its ack or nack.
+    bool awaitsAck(Endpoint *endpoint, const QByteArray &messageId) const;
+    Status nack(Endpoint *endpoint, const QByteArray &messageId, bool requeue);
+    void setPrefetch(Endpoint *endpoint, int prefetch);
+
+    enum class ResendOutcome { Requested, Unauthorized, NotFound };
+    ResendOutcome resend(const QString &requester, bool isAdmin, const QByteArray &messageId);
+
+    bool isConsuming(Endpoint *endpoint) const;
+    struct EndpointInfo
+    {
+        QStringList consumedQueues;
+        int prefetch = 0;
+        qsizetype unacked = 0;
+    };
+    EndpointInfo endpointInfo(Endpoint *endpoint) const;
+    void endpointClosed(Endpoint *endpoint);
+    void endpointWritable(Endpoint *endpoint);
+    // Requeues the deliveries older than the ack timeout (run by a timer; public for tests).
+    void expireUnacked();
+
+    // Admin: drops the ready messages (deliveries awaiting an ack stay); returns how many.
+    qint64 purgeReady(Queue *queue);
+    // Admin: `queue` is going away: forgets its messages, deliveries and consumers.
+    struct Forgotten
+    {
+        qint64 messagesDropped = 0;
+        qint64 consumersCancelled = 0;
+    };
+    Forgotten forgetQueue(Queue *queue);
+
+private:
+    struct EndpointState
+    {
+        int prefetch = 0;
+        QList<Consumer *> consumers;
+        QHash<QByteArray, QList<Queue *>> unacked; // message id → queues, oldest first
+        QSet<quint64> pendingConsumes;             // declareAndConsume tickets still waiting
+    };
+
+    EndpointState &stateFor(Endpoint *endpoint);
+    qint64 nowMs() const;
+    // Records `ready` as delivered to `endpoint`; the caller hands it over.
+    void deliver(Queue *queue, Endpoint *endpoint, Consumer *consumer, const ReadyMessage &ready);
+    // Removes a delivery from every index; the caller decides where the message goes next.
+    Delivery takeDelivery(Queue *queue, const QByteArray &messageId);
+    // The queue a delivery to `endpoint` came from, or null with the refusal in `error`.
+    Queue *awaitingQueue(Endpoint *endpoint, const QByteArray &messageId, Status *error) const;
+    void requeueFront(Queue *queue, QList<Delivery> deliveries);
+
+    Topology &m_topology;
+    LiveMessages &m_live;
+    storage::RouterStore &m_store;
+    RouterStats &m_stats;
+    Config::Performance m_performance;
+    std::unique_ptr<limits::Clock> m_ownClock;
+    const limits::Clock &m_clock;
+    QHash<Endpoint *, EndpointState> m_endpoints;
+    QTimer m_ackTimeoutTimer;
+    quint64 m_deliverySeq = 0;
+    quint64 m_consumeTicket = 0;
+};
+
+} // namespace cmq

@@ -1,0 +1,18 @@
+#pragma once
+// `direct`: a message goes to the queues bound with exactly its routing key.
+
+#include "core/exchangetype.h"
+
+namespace cmq {
+
+class DirectExchange final : public ExchangeType
+{
+public:
+    QString name() const override { return QStringLiteral("direct"); }
+    QStringList route(const ExchangeBindings &bindings, const QString &routingKey) const override
+    {
+        return bindings.value(routingKey);
+    }
+};
+
+} // namespace cmq

@@ -1,0 +1,239 @@
+#include "core/publishcoordinator.h"
+
+#include <QSet>
+
+#include "core/deliveryengine.h"
+#include "core/livemessages.h"
+#include "core/router.h"
+#include "core/topology.h"
+#include "limits/memorybudget.h"
+#include "storage/storage.h"
+
+namespace cmq {
+
+using Kind = PublishOutcome::Kind;
+
+struct PublishCoordinator::Call
+{
+    PublishOutcomes outcomes;
+    qsizetype unanswered = 0;
+    std::function<void(PublishOutcomes)> done;
+};
+
+struct PublishCoordinator::Pending
+{
+    MessagePtr message;
+    QStringList queues;
+};
+
+PublishCoordinator::PublishCoordinator(Topology &topology, DeliveryEngine &delivery,
+                                       LiveMessages &live, storage::RouterStore &store,
+                                       limits::MemoryBudget &memory, RouterStats &stats)
+    : m_topology(topology), m_delivery(delivery), m_live(live), m_store(store), m_memory(memory),
+      m_stats(stats)
+{
+}
+
+PublishCoordinator::~PublishCoordinator() = default;
+
+static PublishOutcome commitOutcome(const QByteArray &id, const storage::PublishResult &result)
+{
+    switch (result.outcome) {
+    case storage::PublishOutcome::Stored:
+        return {Kind::Stored, id, {}};
+    case storage::PublishOutcome::Duplicate:
+        return {Kind::Duplicate, id, {}};
+    case storage::PublishOutcome::Failed:
+        break;
+    }
+    return {Kind::StorageFailed, id, result.error};
+}
+
+void PublishCoordinator::answer(const CallPtr &call, qsizetype index, PublishOutcome outcome)
+{
+    call->outcomes[index] = std::move(outcome);
+    if (--call->unanswered == 0)
+        call->done(std::move(call->outcomes));
+}
+
+void PublishCoordinator::publish(const QString &sender, const QString &exchange,
+                                 const QString &routingKey, QList<Publication> messages,
+                                 std::function<void(PublishOutcomes)> done)
+{
+    const qsizetype count = messages.size();
+    auto call = std::make_shared<Call>();
+    call->outcomes.resize(count);
+    call->unanswered = count;
+    call->done = std::move(done);
+    if (count == 0)
+        return call->done({});
+    QList<storage::MessageRecord> records;
+    QList<qsizetype> recordIndex; // record → position in `messages`
+    const QList<Queue *> targets = m_topology.route(exchange, routingKey);
+    const QDateTime now = QDateTime::currentDateTimeUtc();
+
+    for (qsizetype i = 0; i < count; ++i) {
+        const QByteArray &id = messages[i].messageId;
+        if (m_live.contains(id)) {
+            ++m_stats.duplicates;
+            answer(call, i, PublishOutcome{Kind::Duplicate, id, {}});
+            continue;
+        }
+        if (const auto inflight = m_inflight.find(id); inflight != m_inflight.end()) {
+            // Typically a client that lost its connection resending: it learns the outcome of
+            // the first commit, not a "Duplicate" that would make it drop the message.
+            inflight->append(InflightWaiter{call, i});
+            continue;
+        }
+        if (targets.isEmpty()) {
+            ++m_stats.unroutable;
+            answer(call, i, PublishOutcome{Kind::Unroutable, id, {}});
+            continue;
+        }
+        const qint64 bytes = messages[i].envelope.size();
+        if (PublishOutcome refused = admission(targets, id, bytes); !refused.stored()) {
+            ++m_stats.rejected;
+            answer(call, i, std::move(refused));
+            continue;
+        }
+        storage::MessageRecord record;
+        record.messageId = id;
+        record.sender = sender;
+        record.exchange = exchange;
+        record.routingKey = routingKey;
+        record.envelope = std::move(messages[i].envelope);
+        record.sentTime = now;
+        for (Queue *queue : targets) {
+            record.queues.append(queue->name());
+            ++queue->inflight;
+            queue->inflightBytes += bytes;
+        }
+        m_memory.addMessageBytes(bytes); // held by the storage worker until the commit
+        m_inflight.insert(id, {});
+        records.append(std::move(record));
+        recordIndex.append(i);
+    }
+
+    if (records.isEmpty())
+        return; // answered, or waiting on other requests' commits
+
+    // Keep what enqueueing needs after the commit; the records themselves move to storage.
+    QList<Pending> pending;
+    pending.reserve(records.size());
+    for (const storage::MessageRecord &r : records) {
+        pending.append(
+            Pending{std::make_shared<const Message>(Message{r.messageId, r.sender, r.exchange,
+                                                            r.routingKey, r.envelope, r.sentTime}),
+                    r.queues});
+    }
+    m_store.publish(std::move(records),
+                    [this, call, recordIndex = std::move(recordIndex),
+                     pending = std::move(pending)](QList<storage::PublishResult> results) {
+                        committed(call, recordIndex, pending, results);
+                    });
+}
+
+void PublishCoordinator::committed(const CallPtr &call, const QList<qsizetype> &indexes,
+                                   const QList<Pending> &pending,
+                                   const QList<storage::PublishResult> &results)
+{
+    QSet<Queue *> touched;
+    for (qsizetype r = 0; r < pending.size(); ++r) {
+        const Pending &p = pending[r];
+        const QByteArray &id = p.message->id;
+        QList<InflightWaiter> waiters = m_inflight.take(id);
+        const qint64 bytes = p.message->envelope.size();
+        QList<Queue *> queues;
+        for (const QString &name : p.queues) {
+            if (Queue *queue = m_topology.queue(name)) {
+                --queue->inflight;
+                queue->inflightBytes -= bytes;
+                queues.append(queue);
+            }
+        }
+        const PublishOutcome outcome =
+            commitOutcome(id, r < results.size() ? results[r] : storage::PublishResult{});
+        if (outcome.stored()) {
+            ++m_stats.published;
+            for (Queue *queue : queues) {
+                m_delivery.enqueue(queue, p.message);
+                touched.insert(queue);
+            }
+        } else {
+            ++(outcome.kind == Kind::Duplicate ? m_stats.duplicates : m_stats.rejected);
+        }
+        answer(call, indexes[r], outcome);
+        settleWaiters(waiters, outcome);
+        // After enqueue counted it as held, so the total never dips in between.
+        m_memory.addMessageBytes(-bytes);
+    }
+    for (Queue *queue : touched)
+        m_delivery.dispatch(queue);
+}
+
+void PublishCoordinator::settleWaiters(const QList<InflightWaiter> &waiters,
+                                       const PublishOutcome &outcome)
+{
+    for (const InflightWaiter &waiter : waiters) {
+        // Stored once, by the first: a waiter is counted as the second copy of a known id it is.
+        ++(outcome.kind == Kind::StorageFailed ? m_stats.rejected : m_stats.duplicates);
+        answer(waiter.call, waiter.index, outcome);
+    }
+}
+
+PublishOutcome PublishCoordinator::admission(const QList<Queue *> &queues, const QByteArray &id,
+                                             qint64 bytes)
+{
+    const QString message = QString::fromUtf8(id);
+    for (const Queue *q : queues) {
+        // Evicting everything else would not make room: refused under either policy rather
+        // than dropped.
+        if (q->maxBytes() > 0 && bytes > q->maxBytes()) {
+            return {Kind::TooLarge, id,
+                    QStringLiteral("Message %1 of %2 bytes exceeds queue '%3' byte limit (%4 "
+                                   "bytes, performance.max_queue_bytes)")
+                        .arg(message)
+                        .arg(bytes)
+                        .arg(q->name())
+                        .arg(q->maxBytes())};
+        }
+        if (!q->rejectsWhenFull())
+            continue;
+        if (q->depth() + q->inflight >= q->maxLength()) {
+            return {Kind::QueueFull, id,
+                    QStringLiteral("Queue '%1' is full (%2 messages, overflow reject-publish): "
+                                   "message %3 rejected")
+                        .arg(q->name())
+                        .arg(q->maxLength())
+                        .arg(message)};
+        }
+        if (q->maxBytes() > 0 && q->bytes() + q->inflightBytes + bytes > q->maxBytes()) {
+            return {Kind::QueueFull, id,
+                    QStringLiteral("Queue '%1' is full (%2 bytes, overflow reject-publish): "
+                                   "message %3 rejected")
+                        .arg(q->name())
+                        .arg(q->maxBytes())
+                        .arg(message)};
+        }
+    }
+    using limits::mebibytes;
+    switch (m_memory.admit(bytes)) {
+    case limits::MemoryBudget::Admission::Admitted:
+        break;
+    case limits::MemoryBudget::Admission::Alarm:
+        return {Kind::MemoryAlarm, id,
+                QStringLiteral("Memory alarm: the broker holds %1 MiB of its %2 MiB budget "
+                               "(performance.memory_budget_mb): message %3 rejected")
+                    .arg(mebibytes(m_memory.used()), mebibytes(m_memory.budget()), message)};
+    case limits::MemoryBudget::Admission::DoesNotFit:
+        return {Kind::MemoryAlarm, id,
+                QStringLiteral("Message %1 of %2 bytes does not fit in the broker's memory "
+                               "budget (%3 MiB of %4 MiB held, performance.memory_budget_mb)")
+                    .arg(message)
+                    .arg(bytes)
+                    .arg(mebibytes(m_memory.used()), mebibytes(m_memory.budget()))};
+    }
+    return {Kind::Stored, id, {}};
+}
+
+} // namespace cmq

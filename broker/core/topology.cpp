@@ -1,0 +1,197 @@
+#include "core/topology.h"
+
+#include <QLoggingCategory>
+
+#include "storage/storage.h"
+
+Q_DECLARE_LOGGING_CATEGORY(lcRouter)
+
+namespace cmq {
+
+Topology::Topology(storage::RouterStore &store, const Config::Performance &performance)
+    : m_store(store), m_performance(performance)
+{
+}
+
+Topology::~Topology()
+{
+    qDeleteAll(m_queues);
+}
+
+void Topology::restore(const storage::RecoveredState &state)
+{
+    for (const storage::ExchangeRecord &e : state.exchanges)
+        addExchange(ExchangeInfo{e.name, e.type, e.creator});
+    for (const storage::QueueRecord &q : state.queues) {
+        addQueue(q.name, q.owner, effectiveMaxLength(q.maxLength),
+                 q.overflow.isEmpty() ? m_performance.overflowPolicy : q.overflow);
+    }
+    for (const storage::BindingRecord &b : state.bindings) {
+        m_bindings[b.exchange][b.routingKey].append(b.queue);
+        if (const Queue *queue = m_queues.value(b.queue))
+            ++m_holdings[queue->owner()].bindings;
+    }
+}
+
+void Topology::addExchange(const ExchangeInfo &info)
+{
+    const ExchangeType *type = findExchangeType(info.type);
+    if (!type) {
+        // Only a database written by a newer broker can hold one; route it as before.
+        qCWarning(lcRouter, "exchange %s has unknown type '%s': routed as %s",
+                  qPrintable(info.name), qPrintable(info.type),
+                  qPrintable(defaultExchangeType().name()));
+        type = &defaultExchangeType();
+    }
+    m_exchanges.insert(info.name, info);
+    m_exchangeTypes.insert(info.name, type);
+    ++m_holdings[info.creator].exchanges;
+}
+
+Queue *Topology::addQueue(const QString &name, const QString &owner, qint64 maxLength,
+                          const QString &overflow)
+{
+    Queue *&slot = m_queues[name];
+    if (!slot) {
+        slot = new Queue(name, owner, maxLength, m_performance.maxQueueBytes, overflow);
+        ++m_holdings[owner].queues;
+    }
+    return slot;
+}
+
+Status Topology::checkQuota(const QString &cn, int Holdings::*what, int limit,
+                            const char *noun) const
+{
+    // Counts what is committed; declares still in flight may pass it by a few.
+    if (m_holdings.value(cn).*what < limit)
+        return success();
+    return failure(QStringLiteral("%1 quota of '%2' reached (%3 %4s)")
+                       .arg(QLatin1StringView(noun), cn)
+                       .arg(limit)
+                       .arg(QLatin1StringView(noun).toString().toLower()));
+}
+
+void Topology::declareExchange(const QString &name, const QString &creator, Done done)
+{
+    // Re-declaring is an idempotent success, whoever asks: the shared exchange of the existing
+    // clients (CipherMQ_exchange) is declared by every receiver. The creator is recorded.
+    if (m_exchanges.contains(name))
+        return done(success());
+    if (Status quota =
+            checkQuota(creator, &Holdings::exchanges, m_performance.maxExchangesPerCn, "Exchange");
+        !quota)
+        return done(quota);
+    const storage::ExchangeRecord record{name, defaultExchangeType().name(), creator};
+    m_store.saveExchange(record, [this, record, done = std::move(done)](Status status) {
+        if (status && !m_exchanges.contains(record.name))
+            addExchange(ExchangeInfo{record.name, record.type, record.creator});
+        done(status);
+    });
+}
+
+void Topology::declareQueue(const QString &name, const QString &owner, Done done)
+{
+    if (m_queues.contains(name))
+        return done(success());
+    if (Status quota = checkQuota(owner, &Holdings::queues, m_performance.maxQueuesPerCn, "Queue");
+        !quota)
+        return done(quota);
+    const storage::QueueRecord record{name, owner, m_performance.maxQueueSize,
+                                      m_performance.overflowPolicy};
+    m_store.saveQueue(record, [this, record, done = std::move(done)](Status status) {
+        if (status)
+            addQueue(record.name, record.owner, record.maxLength, record.overflow);
+        done(status);
+    });
+}
+
+void Topology::bind(const QString &queue, const QString &exchange, const QString &routingKey,
+                    Done done)
+{
+    if (!m_queues.contains(queue))
+        return done(failure(QStringLiteral("Queue '%1' not found").arg(queue)));
+    if (!m_exchanges.contains(exchange))
+        return done(failure(QStringLiteral("Exchange '%1' not found").arg(exchange)));
+    if (m_bindings.value(exchange).value(routingKey).contains(queue))
+        return done(success());
+    if (Status quota = checkQuota(m_queues.value(queue)->owner(), &Holdings::bindings,
+                                  m_performance.maxBindingsPerCn, "Binding");
+        !quota)
+        return done(quota);
+    const storage::BindingRecord record{queue, exchange, routingKey};
+    m_store.saveBinding(record, [this, record, done = std::move(done)](Status status) {
+        if (status) {
+            QStringList &queues = m_bindings[record.exchange][record.routingKey];
+            const Queue *target = m_queues.value(record.queue);
+            if (!queues.contains(record.queue) && target) {
+                queues.append(record.queue);
+                ++m_holdings[target->owner()].bindings;
+            }
+        }
+        done(status);
+    });
+}
+
+void Topology::setQueuePolicy(const QString &queue, qint64 maxLength, const QString &overflow,
+                              std::function<void(Status, Queue *)> done)
+{
+    const Queue *existing = m_queues.value(queue);
+    if (!existing)
+        return done(failure(QStringLiteral("Queue '%1' not found").arg(queue)), nullptr);
+    const storage::QueueRecord record{queue, existing->owner(), maxLength, overflow};
+    m_store.saveQueue(record, [this, record, done = std::move(done)](Status status) {
+        Queue *target = status ? m_queues.value(record.name) : nullptr;
+        if (target)
+            target->setPolicy(effectiveMaxLength(record.maxLength), record.overflow);
+        done(status, target);
+    });
+}
+
+QList<storage::BindingRecord> Topology::bindings() const
+{
+    QList<storage::BindingRecord> all;
+    for (auto e = m_bindings.cbegin(); e != m_bindings.cend(); ++e) {
+        for (auto k = e->cbegin(); k != e->cend(); ++k) {
+            for (const QString &queue : *k)
+                all.append(storage::BindingRecord{queue, e.key(), k.key()});
+        }
+    }
+    return all;
+}
+
+QList<Queue *> Topology::route(const QString &exchange, const QString &routingKey) const
+{
+    QList<Queue *> targets;
+    const auto bindingsIt = m_bindings.constFind(exchange);
+    if (bindingsIt == m_bindings.cend())
+        return targets;
+    const ExchangeType *type = m_exchangeTypes.value(exchange, &defaultExchangeType());
+    for (const QString &name : type->route(*bindingsIt, routingKey)) {
+        if (Queue *queue = m_queues.value(name))
+            targets.append(queue);
+    }
+    return targets;
+}
+
+std::unique_ptr<Queue> Topology::takeQueue(const QString &name, qint64 *bindingsRemoved)
+{
+    std::unique_ptr<Queue> queue(m_queues.take(name));
+    if (!queue)
+        return queue;
+    qint64 removed = 0;
+    for (auto e = m_bindings.begin(); e != m_bindings.end();) {
+        for (auto k = e->begin(); k != e->end();) {
+            removed += k->removeAll(name);
+            k = k->isEmpty() ? e->erase(k) : std::next(k);
+        }
+        e = e->isEmpty() ? m_bindings.erase(e) : std::next(e);
+    }
+    Holdings &holdings = m_holdings[queue->owner()];
+    --holdings.queues;
+    holdings.bindings -= int(removed);
+    if (bindingsRemoved)
+        *bindingsRemoved = removed;
+    return queue;
+}
+
+} // namespace cmq

@@ -1,0 +1,93 @@
+#pragma once
+// The topology registry: exchanges (each with its type), bindings and queues, and the quotas
+// on what each CN holds. Changes are stored first and applied once the store says they are
+// durable. It owns the Queue objects; what is in them is the delivery engine's business.
+
+#include <functional>
+#include <memory>
+
+#include <QHash>
+#include <QList>
+#include <QString>
+
+#include "config/config.h"
+#include "core/exchangetype.h"
+#include "core/queue.h"
+#include "util/result.h"
+
+namespace cmq {
+
+namespace storage {
+class RouterStore;
+struct BindingRecord;
+struct RecoveredState;
+} // namespace storage
+
+struct ExchangeInfo
+{
+    QString name;
+    QString type;
+    QString creator;
+};
+
+class Topology
+{
+    Q_DISABLE_COPY_MOVE(Topology)
+
+public:
+    Topology(storage::RouterStore &store, const Config::Performance &performance);
+    ~Topology();
+
+    // Start-up: exchanges, queues and bindings as stored (the queued messages are not ours).
+    void restore(const storage::RecoveredState &state);
+
+    using Done = std::function<void(Status)>;
+    void declareExchange(const QString &name, const QString &creator, Done done);
+    void declareQueue(const QString &name, const QString &owner, Done done);
+    void bind(const QString &queue, const QString &exchange, const QString &routingKey, Done done);
+    // Stores then applies the queue's own limit (0 = the configured default) and overflow
+    // policy; `done` also gets the queue it applied to (null when it did not).
+    void setQueuePolicy(const QString &queue, qint64 maxLength, const QString &overflow,
+                        std::function<void(Status, Queue *)> done);
+
+    Queue *queue(const QString &name) const { return m_queues.value(name); }
+    const QHash<QString, Queue *> &queues() const { return m_queues; }
+    const QHash<QString, ExchangeInfo> &exchanges() const { return m_exchanges; }
+    QList<storage::BindingRecord> bindings() const;
+
+    // The queues a message published to `exchange` with `routingKey` goes to.
+    QList<Queue *> route(const QString &exchange, const QString &routingKey) const;
+
+    // Forgets the queue, its bindings and its quota share; the caller deletes it once the other
+    // parts have let go of it. Null when there is no such queue.
+    std::unique_ptr<Queue> takeQueue(const QString &name, qint64 *bindingsRemoved);
+
+private:
+    // What each CN holds, for its quotas (max_queues_per_cn and friends): queues it owns,
+    // exchanges it created, bindings to its queues.
+    struct Holdings
+    {
+        int queues = 0;
+        int exchanges = 0;
+        int bindings = 0;
+    };
+    Status checkQuota(const QString &cn, int Holdings::*what, int limit, const char *noun) const;
+    void addExchange(const ExchangeInfo &info);
+    Queue *addQueue(const QString &name, const QString &owner, qint64 maxLength,
+                    const QString &overflow);
+    // A stored max length of 0 means the configured default.
+    qint64 effectiveMaxLength(qint64 stored) const
+    {
+        return stored > 0 ? stored : m_performance.maxQueueSize;
+    }
+
+    storage::RouterStore &m_store;
+    Config::Performance m_performance;
+    QHash<QString, Holdings> m_holdings;
+    QHash<QString, ExchangeInfo> m_exchanges;
+    QHash<QString, const ExchangeType *> m_exchangeTypes;
+    QHash<QString, ExchangeBindings> m_bindings; // exchange → its bindings
+    QHash<QString, Queue *> m_queues;
+};
+
+} // namespace cmq

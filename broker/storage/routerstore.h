@@ -1,0 +1,46 @@
+#pragma once
+// The part of storage the router's parts call: topology writes, the group-committed publish
+// and the batched delivery marks. storage::Storage implements it over its worker thread; the
+// router's unit tests implement it in memory. Callbacks run on the caller's thread, later.
+
+#include <functional>
+
+#include <QByteArray>
+#include <QList>
+#include <QString>
+
+#include "util/result.h"
+
+namespace cmq::storage {
+
+struct ExchangeRecord;
+struct QueueRecord;
+struct BindingRecord;
+struct MessageRecord;
+struct PublishResult;
+
+class RouterStore
+{
+public:
+    virtual ~RouterStore() = default;
+
+    using StatusCallback = std::function<void(Status)>;
+
+    // Group commit. `done` gets one result per record, in order.
+    virtual void publish(QList<MessageRecord> records,
+                         std::function<void(QList<PublishResult>)> done) = 0;
+
+    virtual void saveExchange(const ExchangeRecord &exchange, StatusCallback done) = 0;
+    virtual void saveQueue(const QueueRecord &queue, StatusCallback done) = 0;
+    virtual void saveBinding(const BindingRecord &binding, StatusCallback done) = 0;
+    // Run after every publish issued before them, results handed back in order.
+    virtual void deleteQueue(const QString &queue, StatusCallback done) = 0; // entries, bindings
+    virtual void purgeQueue(const QString &queue, StatusCallback done) = 0;  // its entries only
+
+    // Fire-and-forget.
+    virtual void markDelivered(const QString &queue, const QByteArray &messageId) = 0;
+    virtual void markAcknowledged(const QString &queue, const QByteArray &messageId) = 0;
+    virtual void markEvicted(const QString &queue, const QByteArray &messageId) = 0;
+};
+
+} // namespace cmq::storage

@@ -1,0 +1,169 @@
+// The dispatcher between a parsed request and its handler: the ACL's command matrix, the rate
+// limit and the requests exempt from it, and that a request that passes reaches its handler.
+// The router runs on an in-memory store; the session sits on a QSslSocket that never connects
+// (no OS socket, no database, no TLS), and replies are read from the Reply handle.
+
+#include <QSslSocket>
+#include <QtTest>
+
+#include "acl/aclmanager.h"
+#include "core/router.h"
+#include "handlers/dispatcher.h"
+#include "limits/clock.h"
+#include "limits/memorybudget.h"
+#include "limits/ratelimiter.h"
+#include "net/session.h"
+#include "protocol/replies.h"
+#include "protocol/request.h"
+#include "routerfakes.h"
+#include "storage/storage.h"
+
+using namespace cmq;
+using cmq::test::FakeRouterStore;
+
+namespace {
+
+Config::RateLimit tightLimits()
+{
+    Config::RateLimit limits;
+    limits.enabled = true;
+    limits.globalRps = limits.ipGlobalRps = limits.publishRps = limits.ipPublishRps = 0.001;
+    limits.globalBurst = limits.ipGlobalBurst = limits.publishBurst = limits.ipPublishBurst = 2;
+    return limits;
+}
+
+struct Harness
+{
+    explicit Harness(Roles roles, bool rateLimited = false)
+        : storage(Config::Database{}, QByteArray(32, 'k')),
+          router(store, config.performance, memory, nullptr, &clock),
+          limiter(rateLimited ? std::make_unique<limits::RateLimiter>(tightLimits(), clock)
+                              : nullptr),
+          services{router, storage, acl, config, limiter.get()}, dispatcher(services),
+          session(new QSslSocket, identity(roles), SessionLimits{}, dispatcher)
+    {
+    }
+    static ClientIdentity identity(Roles roles)
+    {
+        ClientIdentity who;
+        who.connectionId = 7;
+        who.cn = roles.testFlag(Role::Sender) ? "sender_1" : "receiver_1";
+        who.roles = roles;
+        who.address = QHostAddress::LocalHost;
+        return who;
+    }
+    // Dispatches `line` and returns the reply lines (null if no reply came).
+    QByteArray run(const QByteArray &line)
+    {
+        const protocol::ParseResult parsed = protocol::parseRequest(line);
+        if (parsed.status != protocol::ParseStatus::Ok)
+            return "parse failed: " + parsed.errorReply;
+        QByteArray answer;
+        dispatcher.dispatch(session, parsed.request,
+                            Reply([&answer](const QByteArray &lines, quint64) { answer = lines; }));
+        return answer;
+    }
+
+    FakeRouterStore store;
+    limits::MemoryBudget memory;
+    limits::ManualClock clock;
+    Config config;
+    AclManager acl;
+    storage::Storage storage; // only for the key commands; never opened here
+    Router router;
+    std::unique_ptr<limits::RateLimiter> limiter;
+    Services services;
+    Dispatcher dispatcher;
+    Session session;
+};
+
+} // namespace
+
+class tst_Dispatcher : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void commandMatrix_data();
+    void commandMatrix();
+    void malformedLinesPassThroughTheRateLimit();
+    void rateLimitAndItsExemptions();
+};
+
+void tst_Dispatcher::commandMatrix_data()
+{
+    QTest::addColumn<int>("roles");
+    QTest::addColumn<QByteArray>("line");
+    QTest::addColumn<QByteArray>("reply"); // empty: the ACL's denial of the command
+    const int sender = int(Role::Sender);
+    const int receiver = int(Role::Receiver);
+    QTest::newRow("qos, receiver") << receiver << QByteArray("qos 5")
+                                   << QByteArray("Qos set to 5\n");
+    QTest::newRow("qos, sender") << sender << QByteArray("qos 5") << QByteArray();
+    QTest::newRow("heartbeat, sender") << sender << QByteArray("heartbeat 30")
+                                       << QByteArray("Heartbeat 30\n");
+    QTest::newRow("consume, sender") << sender << QByteArray("consume receiver_1_in")
+                                     << QByteArray();
+    QTest::newRow("publish, receiver") << receiver << QByteArray("publish ex rk {}")
+                                       << QByteArray();
+    QTest::newRow("fetch of nothing, receiver")
+        << receiver << QByteArray("fetch receiver_1_in") << QByteArray("No messages\n");
+    QTest::newRow("ack of nothing, sender")
+        << sender << QByteArray("ack m1")
+        << QByteArray("Error: Message m1 is not awaiting acknowledgement from this connection\n");
+    QTest::newRow("bind to nothing, receiver")
+        << receiver << QByteArray("bind receiver_1_in ex receiver_1_key")
+        << QByteArray("Error: Queue 'receiver_1_in' not found\n");
+}
+
+void tst_Dispatcher::commandMatrix()
+{
+    QFETCH(int, roles);
+    QFETCH(QByteArray, line);
+    QFETCH(QByteArray, reply);
+    Harness h{Roles(Role(roles))};
+    if (reply.isEmpty()) {
+        const protocol::Command command = protocol::parseRequest(line).request.command;
+        reply = protocol::reply::error(
+            AclManager::commandDenied(Roles(Role(roles)), command).toUtf8());
+    }
+    QCOMPARE(h.run(line), reply);
+}
+
+void tst_Dispatcher::malformedLinesPassThroughTheRateLimit()
+{
+    Harness h{Roles(Role::Receiver), true};
+    QByteArrayList answers;
+    for (int i = 0; i < 3; ++i) {
+        h.dispatcher.refuseMalformed(h.session, "Unknown command\n",
+                                     Reply([&](const QByteArray &l, quint64) { answers.append(l); }));
+    }
+    QCOMPARE(answers.size(), 3);
+    QCOMPARE(answers[0], QByteArray("Unknown command\n"));
+    QCOMPARE(answers[1], QByteArray("Unknown command\n"));
+    QVERIFY2(answers[2].startsWith("Error: rate limit exceeded"), answers[2].constData());
+}
+
+void tst_Dispatcher::rateLimitAndItsExemptions()
+{
+    Harness h{Roles(Role::Receiver), true};
+    h.router.declareExchange("ex", "receiver_1", [](Status s) { QVERIFY(s); });
+    h.router.declareQueue("receiver_1_in", "receiver_1", [](Status s) { QVERIFY(s); });
+    h.router.bind("receiver_1_in", "ex", "rk", [](Status s) { QVERIFY(s); });
+    h.router.publish("sender_1", "ex", "rk", {{"m1", "{}"}}, [](const PublishOutcomes &) {});
+    h.store.commitAll();
+
+    QCOMPARE(h.run("fetch receiver_1_in"), QByteArray("Message: m1 {}\n"));
+    QCOMPARE(h.run("qos 1"), QByteArray("Qos set to 1\n"));
+    // The burst of 2 is spent.
+    QVERIFY(h.run("qos 2").startsWith("Error: rate limit exceeded"));
+    QCOMPARE(h.run("pong"), QByteArray()); // answers the broker's ping: never refused
+    // Settling a delivery this connection holds frees its prefetch slot: never refused.
+    QCOMPARE(h.run("ack m1"), QByteArray("ACK_CONFIRMED m1\n"));
+    // An ack of nothing awaiting one pays like any request.
+    QVERIFY(h.run("ack m1").startsWith("Error: rate limit exceeded"));
+    QVERIFY(!h.dispatcher.isConsuming(h.session));
+}
+
+QTEST_GUILESS_MAIN(tst_Dispatcher)
+#include "tst_dispatcher.moc"

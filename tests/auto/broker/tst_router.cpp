@@ -1,0 +1,513 @@
+// The router's topology registry and publish coordinator against an in-memory store: every
+// outcome of a publish with its counters and reply lines, commits that settle the publishes of
+// the same id waiting on them, admission under reject-publish counting what is in flight,
+// drop-head eviction, and the admin purge and delete. No database, no sockets.
+
+#include <QtTest>
+
+#include "core/router.h"
+#include "handlers/handlers.h"
+#include "limits/clock.h"
+#include "limits/memorybudget.h"
+#include "routerfakes.h"
+
+using namespace cmq;
+using cmq::test::FakeEndpoint;
+using cmq::test::FakeRouterStore;
+using Kind = PublishOutcome::Kind;
+
+Q_DECLARE_METATYPE(cmq::PublishOutcome::Kind)
+Q_DECLARE_METATYPE(cmq::storage::PublishOutcome)
+
+namespace {
+
+struct Harness
+{
+    explicit Harness(const Config::Performance &performance = {}, qint64 budgetBytes = 0)
+        : memory(budgetBytes),
+          router(std::make_unique<Router>(store, performance, memory, nullptr, &clock))
+    {
+    }
+
+    // Exchange "ex" and queue "q" bound to it with "rk", all committed.
+    void declareBoundQueue(const QString &queue = QStringLiteral("q"))
+    {
+        router->declareExchange("ex", "sender_1", [](Status s) { QVERIFY(s); });
+        router->declareQueue(queue, "receiver_1", [](Status s) { QVERIFY(s); });
+        router->bind(queue, "ex", "rk", [](Status s) { QVERIFY(s); });
+    }
+
+    // Publishes and returns the outcomes once `done` ran (not before the store commits).
+    void publish(const QByteArray &id, const QByteArray &envelope, PublishOutcomes *out,
+                 const QString &routingKey = QStringLiteral("rk"))
+    {
+        router->publish("sender_1", "ex", routingKey, {Router::Publication{id, envelope}},
+                        [out](PublishOutcomes outcomes) { *out = std::move(outcomes); });
+    }
+    // Publishes and commits: the message is in its queues afterwards.
+    void publishCommitted(const QByteArray &id, qsizetype bytes)
+    {
+        PublishOutcomes out;
+        publish(id, QByteArray(bytes, 'x'), &out);
+        store.commitAll();
+        QCOMPARE(out.size(), 1);
+        QCOMPARE(out[0].kind, Kind::Stored);
+    }
+
+    FakeRouterStore store;
+    limits::MemoryBudget memory;
+    limits::ManualClock clock;
+    std::unique_ptr<Router> router;
+};
+
+Config::Performance performance(const QString &overflow, qint64 maxLength, qint64 maxBytes)
+{
+    Config::Performance p;
+    p.overflowPolicy = overflow;
+    p.maxQueueSize = maxLength;
+    p.maxQueueBytes = maxBytes;
+    return p;
+}
+
+} // namespace
+
+class tst_Router : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void publishOutcome_data();
+    void publishOutcome();
+    void inflightDuplicateFollowsFirstCommit_data();
+    void inflightDuplicateFollowsFirstCommit();
+    void inflightCountsTowardsRejectPublish();
+    void batchAnswersInOrderOnceAllAreKnown();
+    void dropHeadEvicts_data();
+    void dropHeadEvicts();
+    void lowerDropHeadPolicyEvictsAtOnce();
+    void topologyIsAppliedOnlyOnceStored();
+    void quotas_data();
+    void quotas();
+    void routeOnlyMatchesTheExactKey();
+    void unknownStoredExchangeTypeRoutesAsDirect();
+    void purgeAndDelete();
+};
+
+void tst_Router::publishOutcome_data()
+{
+    QTest::addColumn<bool>("bound");
+    QTest::addColumn<QString>("overflow");
+    QTest::addColumn<qint64>("maxLength");
+    QTest::addColumn<qint64>("maxBytes");
+    QTest::addColumn<qint64>("budget");
+    QTest::addColumn<int>("prefill"); // messages p0, p1, ... of 100 bytes already queued
+    QTest::addColumn<QByteArray>("id");
+    QTest::addColumn<int>("bytes");
+    QTest::addColumn<storage::PublishOutcome>("commitAs"); // if it gets as far as the store
+    QTest::addColumn<Kind>("kind");
+    QTest::addColumn<QByteArray>("line");      // publish
+    QTest::addColumn<QByteArray>("batchLine"); // publish_batch
+    QTest::addColumn<int>("depthAfter");
+
+    const qint64 gib = qint64(1) << 30;
+    const qint64 mib = qint64(1) << 20;
+    const auto stored = storage::PublishOutcome::Stored;
+    QTest::newRow("stored") << true << "drop-head" << qint64(10) << gib << qint64(0) << 0
+                            << QByteArray("m1") << 100 << stored << Kind::Stored
+                            << QByteArray("ACK m1\n") << QByteArray("ACK m1\n") << 1;
+    QTest::newRow("duplicate of a queued message")
+        << true << "drop-head" << qint64(10) << gib << qint64(0) << 1 << QByteArray("p0") << 100
+        << stored << Kind::Duplicate << QByteArray("Error: Duplicate message p0 ignored\n")
+        << QByteArray("Error: Duplicate message p0 ignored for message p0\n") << 1;
+    QTest::newRow("duplicate known to the database")
+        << true << "drop-head" << qint64(10) << gib << qint64(0) << 0 << QByteArray("m1") << 100
+        << storage::PublishOutcome::Duplicate << Kind::Duplicate
+        << QByteArray("Error: Duplicate message m1 ignored\n")
+        << QByteArray("Error: Duplicate message m1 ignored for message m1\n") << 0;
+    QTest::newRow("unroutable")
+        << false << "drop-head" << qint64(10) << gib << qint64(0) << 0 << QByteArray("m1") << 100
+        << stored << Kind::Unroutable
+        << QByteArray("Error: No queues bound to exchange 'ex' with routing key 'rk'\n")
+        << QByteArray("Error: No queues bound to exchange 'ex' with routing key 'rk' for "
+                      "message m1\n")
+        << 0;
+    QTest::newRow("queue full by count")
+        << true << "reject-publish" << qint64(2) << gib << qint64(0) << 2 << QByteArray("m1") << 100
+        << stored << Kind::QueueFull
+        << QByteArray("Error: Queue 'q' is full (2 messages, overflow reject-publish): message "
+                      "m1 rejected\n")
+        << QByteArray("Error: Queue 'q' is full (2 messages, overflow reject-publish): message "
+                      "m1 rejected for message m1\n")
+        << 2;
+    QTest::newRow("queue full by bytes")
+        << true << "reject-publish" << qint64(10) << qint64(250) << qint64(0) << 2
+        << QByteArray("m1") << 100 << stored << Kind::QueueFull
+        << QByteArray("Error: Queue 'q' is full (250 bytes, overflow reject-publish): message "
+                      "m1 rejected\n")
+        << QByteArray("Error: Queue 'q' is full (250 bytes, overflow reject-publish): message "
+                      "m1 rejected for message m1\n")
+        << 2;
+    QTest::newRow("room under reject-publish")
+        << true << "reject-publish" << qint64(3) << qint64(300) << qint64(0) << 2
+        << QByteArray("m1") << 100 << stored << Kind::Stored << QByteArray("ACK m1\n")
+        << QByteArray("ACK m1\n") << 3;
+    QTest::newRow("too large for the queue")
+        << true << "drop-head" << qint64(10) << qint64(50) << qint64(0) << 0 << QByteArray("m1")
+        << 100 << stored << Kind::TooLarge
+        << QByteArray("Error: Message m1 of 100 bytes exceeds queue 'q' byte limit (50 bytes, "
+                      "performance.max_queue_bytes)\n")
+        << QByteArray("Error: Message m1 of 100 bytes exceeds queue 'q' byte limit (50 bytes, "
+                      "performance.max_queue_bytes) for message m1\n")
+        << 0;
+    // Below 90% of the budget a message that does not fit is refused without an alarm.
+    QTest::newRow("does not fit the memory budget")
+        << true << "drop-head" << qint64(10) << gib << mib << 1 << QByteArray("m1") << int(mib)
+        << stored << Kind::MemoryAlarm
+        << QByteArray("Error: Message m1 of 1048576 bytes does not fit in the broker's memory "
+                      "budget (0.0 MiB of 1.0 MiB held, performance.memory_budget_mb)\n")
+        << QByteArray("Error: Message m1 of 1048576 bytes does not fit in the broker's memory "
+                      "budget (0.0 MiB of 1.0 MiB held, performance.memory_budget_mb) for "
+                      "message m1\n")
+        << 1;
+    QTest::newRow("memory alarm")
+        << true << "drop-head" << qint64(10) << gib << qint64(1000) << 10 << QByteArray("m1")
+        << 100 << stored << Kind::MemoryAlarm
+        << QByteArray("Error: Memory alarm: the broker holds 0.0 MiB of its 0.0 MiB budget "
+                      "(performance.memory_budget_mb): message m1 rejected\n")
+        << QByteArray("Error: Memory alarm: the broker holds 0.0 MiB of its 0.0 MiB budget "
+                      "(performance.memory_budget_mb): message m1 rejected for message m1\n")
+        << 10;
+    QTest::newRow("storage failed")
+        << true << "drop-head" << qint64(10) << gib << qint64(0) << 0 << QByteArray("m1") << 100
+        << storage::PublishOutcome::Failed << Kind::StorageFailed
+        << QByteArray("Error: storage unavailable\n")
+        << QByteArray("Error: storage unavailable for message m1\n") << 0;
+}
+
+void tst_Router::publishOutcome()
+{
+    QFETCH(bool, bound);
+    QFETCH(QString, overflow);
+    QFETCH(qint64, maxLength);
+    QFETCH(qint64, maxBytes);
+    QFETCH(qint64, budget);
+    QFETCH(int, prefill);
+    QFETCH(QByteArray, id);
+    QFETCH(int, bytes);
+    QFETCH(storage::PublishOutcome, commitAs);
+    QFETCH(Kind, kind);
+    QFETCH(QByteArray, line);
+    QFETCH(QByteArray, batchLine);
+    QFETCH(int, depthAfter);
+
+    Harness h(performance(overflow, maxLength, maxBytes), budget);
+    if (bound) {
+        h.declareBoundQueue();
+    } else {
+        h.router->declareExchange("ex", "sender_1", [](Status s) { QVERIFY(s); });
+        h.router->declareQueue("q", "receiver_1", [](Status s) { QVERIFY(s); });
+    }
+    for (int i = 0; i < prefill; ++i)
+        h.publishCommitted("p" + QByteArray::number(i), 100);
+    const RouterStats before = h.router->stats();
+
+    PublishOutcomes out;
+    h.publish(id, QByteArray(bytes, 'x'), &out);
+    const bool reachedStore = !h.store.publishes.isEmpty();
+    if (reachedStore) {
+        QVERIFY(out.isEmpty()); // no outcome before the commit
+        h.store.commit(commitAs, commitAs == storage::PublishOutcome::Failed
+                                     ? QStringLiteral("storage unavailable")
+                                     : QString());
+    }
+    QCOMPARE(out.size(), 1);
+    QCOMPARE(out[0].kind, kind);
+    QCOMPARE(out[0].messageId, id);
+    QCOMPARE(handlers::publishReplies(out, "ex", "rk", false), line);
+    QCOMPARE(handlers::publishReplies(out, "ex", "rk", true), batchLine);
+
+    const RouterStats &after = h.router->stats();
+    QCOMPARE(after.published - before.published, quint64(kind == Kind::Stored));
+    QCOMPARE(after.duplicates - before.duplicates, quint64(kind == Kind::Duplicate));
+    QCOMPARE(after.unroutable - before.unroutable, quint64(kind == Kind::Unroutable));
+    const bool rejected = kind == Kind::QueueFull || kind == Kind::TooLarge ||
+                          kind == Kind::MemoryAlarm || kind == Kind::StorageFailed;
+    QCOMPARE(after.rejected - before.rejected, quint64(rejected));
+    {
+        const Queue *queue = h.router->queues().value("q");
+        QCOMPARE(queue->depth(), depthAfter);
+        QCOMPARE(queue->inflight, 0);
+        QCOMPARE(queue->inflightBytes, 0);
+        QCOMPARE(queue->bytes(), qint64(prefill) * 100 + (kind == Kind::Stored ? bytes : 0));
+        // Exactly what the queues hold, once each; nothing left over from the commit.
+        QCOMPARE(h.memory.messageBytes(), queue->bytes());
+    }
+}
+
+void tst_Router::inflightDuplicateFollowsFirstCommit_data()
+{
+    QTest::addColumn<storage::PublishOutcome>("firstCommit");
+    QTest::addColumn<Kind>("first");
+    QTest::addColumn<Kind>("second");
+    QTest::addColumn<QByteArray>("secondLine");
+    QTest::addColumn<quint64>("duplicates");
+    QTest::addColumn<quint64>("rejected");
+    QTest::newRow("stored: both ACK")
+        << storage::PublishOutcome::Stored << Kind::Stored << Kind::Stored << QByteArray("ACK m1\n")
+        << quint64(1) << quint64(0);
+    QTest::newRow("duplicate: both duplicate")
+        << storage::PublishOutcome::Duplicate << Kind::Duplicate << Kind::Duplicate
+        << QByteArray("Error: Duplicate message m1 ignored\n") << quint64(2) << quint64(0);
+    QTest::newRow("failed: both failed, never Duplicate")
+        << storage::PublishOutcome::Failed << Kind::StorageFailed << Kind::StorageFailed
+        << QByteArray("Error: storage unavailable\n") << quint64(0) << quint64(2);
+}
+
+void tst_Router::inflightDuplicateFollowsFirstCommit()
+{
+    QFETCH(storage::PublishOutcome, firstCommit);
+    QFETCH(Kind, first);
+    QFETCH(Kind, second);
+    QFETCH(QByteArray, secondLine);
+    QFETCH(quint64, duplicates);
+    QFETCH(quint64, rejected);
+
+    Harness h;
+    h.declareBoundQueue();
+    PublishOutcomes a, b;
+    h.publish("m1", "{}", &a);
+    h.publish("m1", "{}", &b);             // a resend while the first commit is pending
+    QCOMPARE(h.store.publishes.size(), 1); // stored once at most
+    QVERIFY(a.isEmpty());
+    QVERIFY(b.isEmpty());
+    h.store.commit(firstCommit, QStringLiteral("storage unavailable"));
+    QCOMPARE(a.size(), 1);
+    QCOMPARE(b.size(), 1);
+    QCOMPARE(a[0].kind, first);
+    QCOMPARE(b[0].kind, second);
+    QCOMPARE(handlers::publishReplies(b, "ex", "rk", false), secondLine);
+    QCOMPARE(h.router->stats().duplicates, duplicates);
+    QCOMPARE(h.router->stats().rejected, rejected);
+    QCOMPARE(h.router->queues().value("q")->depth(),
+             firstCommit == storage::PublishOutcome::Stored ? 1 : 0);
+}
+
+void tst_Router::inflightCountsTowardsRejectPublish()
+{
+    Harness h(performance("reject-publish", 2, 0));
+    h.declareBoundQueue();
+    PublishOutcomes a, b, c;
+    h.publish("m1", "{}", &a);
+    h.publish("m2", "{}", &b);
+    h.publish("m3", "{}", &c); // two are in flight: the queue is full already
+    QCOMPARE(c.size(), 1);
+    QCOMPARE(c[0].kind, Kind::QueueFull);
+    QCOMPARE(h.router->queues().value("q")->inflight, 2);
+    h.store.commitAll();
+    QCOMPARE(a[0].kind, Kind::Stored);
+    QCOMPARE(b[0].kind, Kind::Stored);
+    QCOMPARE(h.router->queues().value("q")->inflight, 0);
+}
+
+void tst_Router::batchAnswersInOrderOnceAllAreKnown()
+{
+    Harness h;
+    h.declareBoundQueue();
+    h.publishCommitted("known", 10);
+    PublishOutcomes out;
+    h.router->publish("sender_1", "ex", "rk",
+                      {{"m1", "{}"}, {"known", "{}"}, {"m2", "{}"}, {"m1", "{}"}},
+                      [&out](PublishOutcomes o) { out = std::move(o); });
+    QVERIFY(out.isEmpty()); // "known" is answered, the others wait for the commit
+    h.store.commitAll();
+    QCOMPARE(out.size(), 4);
+    QCOMPARE(handlers::publishReplies(out, "ex", "rk", true),
+             QByteArray("ACK m1\nError: Duplicate message known ignored for message known\n"
+                        "ACK m2\nACK m1\n"));
+    QCOMPARE(h.router->queues().value("q")->readyCount(), 3);
+}
+
+void tst_Router::dropHeadEvicts_data()
+{
+    QTest::addColumn<qint64>("maxLength");
+    QTest::addColumn<qint64>("maxBytes");
+    QTest::addColumn<QStringList>("evicted");
+    QTest::addColumn<int>("ready");
+    QTest::newRow("by count") << qint64(2) << qint64(0) << QStringList{"evicted q m1"} << 2;
+    QTest::newRow("by bytes") << qint64(10) << qint64(250) << QStringList{"evicted q m1"} << 2;
+    QTest::newRow("both at once") << qint64(1) << qint64(150)
+                                  << QStringList{"evicted q m1", "evicted q m2"} << 1;
+    QTest::newRow("room") << qint64(3) << qint64(300) << QStringList{} << 3;
+}
+
+void tst_Router::dropHeadEvicts()
+{
+    QFETCH(qint64, maxLength);
+    QFETCH(qint64, maxBytes);
+    QFETCH(QStringList, evicted);
+    QFETCH(int, ready);
+    Harness h(performance("drop-head", maxLength, maxBytes));
+    h.declareBoundQueue();
+    for (const char *id : {"m1", "m2", "m3"})
+        h.publishCommitted(id, 100);
+    Queue *queue = h.router->queues().value("q");
+    QCOMPARE(h.store.callsOf("evicted"), evicted);
+    QCOMPARE(queue->readyCount(), ready);
+    QCOMPARE(h.router->stats().evicted, quint64(evicted.size()));
+    QCOMPARE(queue->evictedTotal, quint64(evicted.size()));
+    QCOMPARE(queue->bytes(), qint64(ready) * 100);
+    QCOMPARE(h.memory.messageBytes(), qint64(ready) * 100);
+    QCOMPARE(queue->ready().back().message->id, QByteArray("m3")); // the newest stays
+}
+
+void tst_Router::lowerDropHeadPolicyEvictsAtOnce()
+{
+    Harness h;
+    h.declareBoundQueue();
+    for (const char *id : {"m1", "m2", "m3"})
+        h.publishCommitted(id, 100);
+    bool done = false;
+    h.router->setQueuePolicy("q", 1, "drop-head", [&done](Status s) {
+        QVERIFY(s);
+        done = true;
+    });
+    QVERIFY(done);
+    QCOMPARE(h.store.callsOf("evicted"), (QStringList{"evicted q m1", "evicted q m2"}));
+    QCOMPARE(h.router->queues().value("q")->maxLength(), 1);
+    // reject-publish keeps what is there.
+    h.router->setQueuePolicy("q", 0, "reject-publish", [](Status s) { QVERIFY(s); });
+    QCOMPARE(h.router->queues().value("q")->maxLength(), 10000); // 0: the configured default
+    QCOMPARE(h.router->queues().value("q")->readyCount(), 1);
+}
+
+void tst_Router::topologyIsAppliedOnlyOnceStored()
+{
+    Harness h;
+    h.store.holdJobs = true;
+    Status declared = failure("not yet");
+    h.router->declareQueue("q", "receiver_1", [&declared](Status s) { declared = s; });
+    QVERIFY(!h.router->hasQueue("q"));
+    h.store.runJobs();
+    QVERIFY(declared);
+    QVERIFY(h.router->hasQueue("q"));
+
+    h.store.nextStatus = failure("disk full");
+    Status failed = success();
+    h.router->declareExchange("ex", "sender_1", [&failed](Status s) { failed = s; });
+    h.store.runJobs();
+    QCOMPARE(failed.error(), QStringLiteral("disk full"));
+    QVERIFY(h.router->exchanges().isEmpty());
+    QCOMPARE(h.store.calls, (QStringList{"saveQueue q 10000 drop-head", "saveExchange ex direct"}));
+}
+
+void tst_Router::quotas_data()
+{
+    QTest::addColumn<QString>("what");
+    QTest::addColumn<QString>("error");
+    QTest::newRow("queues") << "queue"
+                            << "Queue quota of 'receiver_1' reached (1 queues)";
+    QTest::newRow("exchanges") << "exchange"
+                               << "Exchange quota of 'receiver_1' reached (1 exchanges)";
+    QTest::newRow("bindings") << "binding"
+                              << "Binding quota of 'receiver_1' reached (1 bindings)";
+}
+
+void tst_Router::quotas()
+{
+    QFETCH(QString, what);
+    QFETCH(QString, error);
+    Config::Performance p;
+    p.maxQueuesPerCn = p.maxExchangesPerCn = p.maxBindingsPerCn = 1;
+    Harness h(p);
+    Router &r = *h.router;
+    Status second = success();
+    const auto keep = [&second](Status s) { second = s; };
+    const auto ok = [](Status s) { QVERIFY(s); };
+    if (what == "queue") {
+        r.declareQueue("q1", "receiver_1", ok);
+        r.declareQueue("q1", "receiver_1", ok); // re-declaring holds nothing more
+        r.declareQueue("q2", "receiver_1", keep);
+    } else if (what == "exchange") {
+        r.declareExchange("e1", "receiver_1", ok);
+        r.declareExchange("e2", "receiver_1", keep);
+    } else {
+        r.declareExchange("e1", "sender_1", ok);
+        r.declareQueue("q1", "receiver_1", ok);
+        r.bind("q1", "e1", "k1", ok);
+        r.bind("q1", "e1", "k2", keep);
+    }
+    QCOMPARE(second.error(), error);
+}
+
+void tst_Router::routeOnlyMatchesTheExactKey()
+{
+    Harness h;
+    h.declareBoundQueue("q1");
+    h.router->declareQueue("q2", "receiver_2", [](Status s) { QVERIFY(s); });
+    h.router->bind("q2", "ex", "rk", [](Status s) { QVERIFY(s); });
+    h.router->bind("q2", "ex", "other", [](Status s) { QVERIFY(s); });
+    const QList<Queue *> both = h.router->topology().route("ex", "rk");
+    QCOMPARE(both.size(), 2);
+    QCOMPARE(both[0]->name(), QStringLiteral("q1")); // binding order
+    QCOMPARE(h.router->topology().route("ex", "other").size(), 1);
+    QVERIFY(h.router->topology().route("ex", "RK").isEmpty());
+    QVERIFY(h.router->topology().route("nope", "rk").isEmpty());
+
+    // One message routed to two queues is held once in the memory budget.
+    h.publishCommitted("m1", 100);
+    QCOMPARE(h.memory.messageBytes(), 100);
+}
+
+void tst_Router::unknownStoredExchangeTypeRoutesAsDirect()
+{
+    Harness h;
+    storage::RecoveredState state;
+    state.exchanges.append({"ex", "topic", "sender_1"});
+    state.queues.append({"q", "receiver_1", 0, "drop-head"});
+    state.bindings.append({"q", "ex", "rk"});
+    state.entries.append({"q", "m1", "sender_1", "ex", "rk", "{}", {}, true});
+    h.router->restore(state);
+    QCOMPARE(h.router->exchanges().value("ex").type, QStringLiteral("topic"));
+    QCOMPARE(h.router->topology().route("ex", "rk").size(), 1);
+    QCOMPARE(h.router->queues().value("q")->maxLength(), 10000);
+    QCOMPARE(h.router->queues().value("q")->readyCount(), 1);
+    QVERIFY(h.router->queues().value("q")->ready().front().redelivered);
+    QCOMPARE(h.memory.messageBytes(), 2);
+}
+
+void tst_Router::purgeAndDelete()
+{
+    Harness h;
+    h.declareBoundQueue();
+    for (const char *id : {"m1", "m2", "m3"})
+        h.publishCommitted(id, 100);
+    FakeEndpoint consumer(1);
+    h.router->setPrefetch(&consumer, 1);
+    QVERIFY(h.router->consume(&consumer, "q"));
+    QCoreApplication::processEvents(); // the dispatch consume() queues
+    QCOMPARE(consumer.deliveredIds(), QStringList{"m1"});
+
+    Result<qint64> purged = Result<qint64>::failure("not yet");
+    h.router->purgeQueue("q", [&purged](Result<qint64> r) { purged = std::move(r); });
+    QCOMPARE(purged.value(), 2); // the delivery awaiting its ack stays
+    QCOMPARE(h.router->queues().value("q")->depth(), 1);
+    QCOMPARE(h.memory.messageBytes(), 100);
+
+    Result<Router::DeleteOutcome> deleted = Result<Router::DeleteOutcome>::failure("not yet");
+    h.router->deleteQueue("q", [&deleted](Result<Router::DeleteOutcome> r) { deleted = r; });
+    QCOMPARE(deleted.value().messagesDropped, 1);
+    QCOMPARE(deleted.value().consumersCancelled, 1);
+    QCOMPARE(deleted.value().bindingsRemoved, 1);
+    QVERIFY(!h.router->hasQueue("q"));
+    QVERIFY(h.router->bindings().isEmpty());
+    QVERIFY(!h.router->isConsuming(&consumer));
+    QVERIFY(!h.router->awaitsAck(&consumer, "m1"));
+    QCOMPARE(h.memory.messageBytes(), 0);
+    QCOMPARE(h.store.callsOf("purgeQueue"), QStringList{"purgeQueue q"});
+
+    h.router->deleteQueue("q", [&deleted](Result<Router::DeleteOutcome> r) { deleted = r; });
+    QCOMPARE(deleted.error(), QStringLiteral("Queue 'q' not found"));
+}
+
+QTEST_GUILESS_MAIN(tst_Router)
+#include "tst_router.moc"
