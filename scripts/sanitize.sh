@@ -10,9 +10,11 @@
 # - UBSan stops at the first finding (-fno-sanitize-recover=undefined), ASan too (halt_on_error).
 # - Every report is also written to a file under BUILD_DIR/sanitizer-logs (log_path; the
 #   environment, ASAN_OPTIONS and UBSAN_OPTIONS included, is inherited by the broker processes
-#   the tests start, tests/support/brokerprocess.cpp passes it unchanged). A broker that a test
-#   kills or whose exit status it ignores can therefore not hide a report: after CTest, any file
-#   there fails the script and is printed.
+#   the tests start). A broker that a test kills or whose exit status it ignores can therefore
+#   not hide a report: after CTest, any file there fails the script and is printed.
+# - A report's file name says who wrote it: asan.<executable>.<pid> (log_exe_name) for a test
+#   program or a tool it ran, asan.<test program>.<test function>.ciphermq-broker.<pid> for a
+#   broker (tests/support/brokerprocess.cpp adds the test to the broker's log_path).
 # - Leaks are reported at a normal exit (a test's own, or a broker stopped by SIGTERM).
 #   tests/sanitizers/lsan.supp lists the only leaks tolerated, each inside a system library.
 #
@@ -61,8 +63,8 @@ built=$(date +%s)
 logs=$root/$build/sanitizer-logs
 rm -rf "$logs"
 mkdir -p "$logs"
-export ASAN_OPTIONS="halt_on_error=1:abort_on_error=0:exitcode=86:detect_leaks=1:detect_stack_use_after_return=0:strict_string_checks=1:check_initialization_order=1:log_path=$logs/asan"
-export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:exitcode=87:log_path=$logs/ubsan"
+export ASAN_OPTIONS="halt_on_error=1:abort_on_error=0:exitcode=86:detect_leaks=1:detect_stack_use_after_return=0:strict_string_checks=1:check_initialization_order=1:log_exe_name=1:log_path=$logs/asan"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:exitcode=87:log_exe_name=1:log_path=$logs/ubsan"
 export LSAN_OPTIONS="suppressions=$root/tests/sanitizers/lsan.supp:print_suppressions=0"
 
 # The default test set: every integration test and (CMQ_SANITIZE_UNIT=1) every unit test of
@@ -81,7 +83,11 @@ reports=("$logs"/*)
 if [[ -e ${reports[0]} ]]; then
     echo "sanitize.sh: ${#reports[@]} sanitizer report(s):" >&2
     for report in "${reports[@]}"; do
-        echo "---- $report" >&2
+        # asan.<test program>.<test function>.ciphermq-broker.<pid> or asan.<program>.<pid>
+        name=$(basename "$report")
+        who=${name#*.}
+        echo "---- $report: from ${who%.*}, pid ${who##*.}" >&2
+        grep -m1 '^SUMMARY' "$report" >&2 || true
         head -n 60 "$report" >&2
     done
     status=1

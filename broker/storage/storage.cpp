@@ -8,6 +8,8 @@
 #include <QThread>
 #include <QTimer>
 
+#include <openssl/crypto.h>
+
 #include "deliverystore.h"
 #include "storagelog.h"
 #include "storageworker.h"
@@ -106,9 +108,18 @@ Storage::~Storage()
             post();
         }
     }
-    // Runs after every job queued so far; the worker writes what it can, then closes.
+    // Runs after every job queued so far; the worker writes what it can, then closes. Then
+    // the thread gives back what OpenSSL keeps for it (its random generators, used for the
+    // key store's nonces) here: left to the thread's exit, that runs after wait() below has
+    // returned and can lose the race with the process's exit, where OpenSSL's own cleanup
+    // has already gone and the thread's state leaks.
     QMetaObject::invokeMethod(
-        m_worker, [worker = m_worker] { worker->shutdown(); }, Qt::BlockingQueuedConnection);
+        m_worker,
+        [worker = m_worker] {
+            worker->shutdown();
+            OPENSSL_thread_stop();
+        },
+        Qt::BlockingQueuedConnection);
     m_thread->quit();
     m_thread->wait();
     // Results the worker posted before stopping are dropped with this object's posted events,

@@ -1,7 +1,10 @@
 #include "brokerprocess.h"
 
+#include <QCoreApplication>
 #include <QDeadlineTimer>
 #include <QFile>
+#include <QRegularExpression>
+#include <QTest>
 #include <QTextStream>
 
 #include "testenv.h"
@@ -14,6 +17,32 @@ static QString quoted(const QString &text)
     QString escaped = text;
     escaped.replace(u'\\', QStringLiteral("\\\\")).replace(u'"', QStringLiteral("\\\""));
     return u'"' + escaped + u'"';
+}
+
+// The sanitizer options a broker gets, with log_path=P turned into
+// P.<test program>.<test function> (the runtime appends the executable's name and the pid): a
+// report from a broker then says which test started it (scripts/sanitize.sh).
+static QString sanitizerOptionsFor(const QString &options)
+{
+    static const QRegularExpression logPath(QStringLiteral("(^|:)log_path=([^:]*)"));
+    const QString test =
+        QCoreApplication::applicationName() + u'.' +
+        QString::fromLatin1(QTest::currentTestFunction() ? QTest::currentTestFunction()
+                                                         : "initTestCase");
+    QString result = options;
+    return result.replace(logPath, QStringLiteral("\\1log_path=\\2.") + test);
+}
+
+static QProcessEnvironment brokerEnvironment(const QMap<QString, QString> &overrides)
+{
+    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+    for (auto it = overrides.cbegin(); it != overrides.cend(); ++it)
+        environment.insert(it.key(), it.value());
+    for (const QString &name : {QStringLiteral("ASAN_OPTIONS"), QStringLiteral("UBSAN_OPTIONS")}) {
+        if (environment.contains(name))
+            environment.insert(name, sanitizerOptionsFor(environment.value(name)));
+    }
+    return environment;
 }
 
 BrokerProcess::BrokerProcess()
@@ -94,6 +123,11 @@ void BrokerProcess::usePostgres(const TestDatabase &database)
                 database.name());
 }
 
+void BrokerProcess::setEnvironmentVariable(const QString &name, const QString &value)
+{
+    m_environment.insert(name, value);
+}
+
 QString BrokerProcess::configText() const
 {
     QString text;
@@ -127,6 +161,7 @@ QString BrokerProcess::brokerBinary()
 bool BrokerProcess::start(int timeoutMs)
 {
     m_output.clear();
+    m_process.setProcessEnvironment(brokerEnvironment(m_environment));
     m_process.start(brokerBinary(), {QStringLiteral("--config"), writeConfig()});
     if (!m_process.waitForStarted(timeoutMs))
         return false;

@@ -27,6 +27,9 @@ public:
     void usePostgres(const QString &host, quint16 port, const QString &user,
                      const QString &databaseName);
     void usePostgres(const TestDatabase &database);
+    // An environment variable for the broker, on top of the inherited environment (e.g. extra
+    // ASAN_OPTIONS for one test); takes effect at the next start().
+    void setEnvironmentVariable(const QString &name, const QString &value);
 
     QString configText() const;
     QString writeConfig() const; // returns its path
@@ -48,6 +51,7 @@ private:
     QTemporaryDir m_dir;
     quint16 m_port = 0;
     QMap<QString, QMap<QString, QString>> m_settings; // section → key → TOML value
+    QMap<QString, QString> m_environment;             // set on top of the inherited one
     QProcess m_process;
     QByteArray m_output;
 };
