@@ -41,36 +41,18 @@ until grep -qs " ready on " "$work/broker.log"; do
 done
 baseline_kb=$(awk '/^VmRSS:/ {print $2}' "/proc/$broker_pid/status")
 
-python3 - "$work/certs" "$port" "$broker_pid" "$messages" "$size" "$publishers" "$budget" \
+PYTHONPATH="$root/bench" python3 - "$work/certs" "$port" "$broker_pid" "$messages" "$size" "$publishers" "$budget" \
     "$baseline_kb" <<'PY'
-import base64, socket, ssl, sys, threading, time
+import base64, sys, threading, time
+
+import lineclient
+from lineclient import Lines
 
 certs, port, pid = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 messages, size, publishers, budget_mb, baseline_kb = (int(a) for a in sys.argv[4:9])
 
 def connect(identity):
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    ctx.load_verify_locations(f"{certs}/ca.crt")
-    ctx.load_cert_chain(f"{certs}/{identity}.crt", f"{certs}/{identity}.key")
-    ctx.check_hostname = False
-    return Lines(ctx.wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=60)))
-
-class Lines:
-    def __init__(self, sock):
-        self.sock, self.buf = sock, b""
-    def send(self, line):
-        self.sock.sendall(line + b"\n")
-    def read(self):
-        while b"\n" not in self.buf:
-            chunk = self.sock.recv(1 << 20)
-            if not chunk:
-                raise ConnectionError("broker closed the connection")
-            self.buf += chunk
-        line, self.buf = self.buf.split(b"\n", 1)
-        return line
-    def request(self, line):
-        self.send(line)
-        return self.read()
+    return Lines(lineclient.connect(lineclient.tls_context(certs, identity), port))
 
 def rss_kb():
     with open(f"/proc/{pid}/status") as f:

@@ -31,38 +31,22 @@ until grep -qs " ready on " "$work/broker.log"; do
 done
 
 status=0
-python3 - "$work/certs" "$port" "$rounds" "$workers" <<'PY' || status=$?
-import multiprocessing, random, socket, ssl, sys, threading, time
+PYTHONPATH="$root/bench" python3 - "$work/certs" "$port" "$rounds" "$workers" <<'PY' || status=$?
+import multiprocessing, random, sys, threading, time
+
+import lineclient
 
 certs, port, rounds, workers = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 
 def context(identity):
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    ctx.load_verify_locations(f"{certs}/ca.crt")
-    ctx.load_cert_chain(f"{certs}/{identity}.crt", f"{certs}/{identity}.key")
-    ctx.check_hostname = False
-    return ctx
+    return lineclient.tls_context(certs, identity)
 
 def connect(ctx):
-    raw = socket.create_connection(("127.0.0.1", port), timeout=30)
-    return ctx.wrap_socket(raw)
+    return lineclient.connect(ctx, port, timeout=30)
 
-class Lines:
+class Lines(lineclient.Lines):
     def __init__(self, sock):
-        self.sock, self.buf = sock, b""
-    def send(self, line):
-        self.sock.sendall(line + b"\n")
-    def read(self):
-        while b"\n" not in self.buf:
-            chunk = self.sock.recv(65536)
-            if not chunk:
-                raise ConnectionError("broker closed the connection")
-            self.buf += chunk
-        line, self.buf = self.buf.split(b"\n", 1)
-        return line
-    def request(self, line):
-        self.send(line)
-        return self.read()
+        super().__init__(sock, chunk=65536)
 
 def queue_name(i):
     return b"receiver_1_churn_%d" % i

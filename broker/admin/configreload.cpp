@@ -2,6 +2,8 @@
 
 #include <QJsonArray>
 
+#include "admin/snapshot.h"
+
 namespace cmq {
 
 static bool same(const HostPort &a, const HostPort &b)
@@ -72,7 +74,8 @@ QJsonObject reloadSummary(const Config &c, int connectionsClosed, int connection
                           const QStringList &restart, const QSslCertificate &serverCertificate,
                           qsizetype revokedSerials)
 {
-    const Config::RateLimit &r = c.rateLimit;
+    QJsonObject rateLimit = snapshot::rateLimitSettings(c.rateLimit);
+    rateLimit.insert(QStringLiteral("enabled"), c.rateLimit.enabled);
     return QJsonObject{
         {QStringLiteral("ok"), true},
         {QStringLiteral("action"), QStringLiteral("reload")},
@@ -82,18 +85,7 @@ QJsonObject reloadSummary(const Config &c, int connectionsClosed, int connection
                      {QStringLiteral("receiver_cns"), qint64(c.acl.receiverCns.size())},
                      {QStringLiteral("admin_cns"), qint64(c.acl.adminCns.size())}}},
         {QStringLiteral("admin_allowed_cns"), qint64(c.admin.allowedCns.size())},
-        {QStringLiteral("rate_limit"),
-         QJsonObject{{QStringLiteral("enabled"), r.enabled},
-                     {QStringLiteral("global_rps"), r.globalRps},
-                     {QStringLiteral("global_burst"), r.globalBurst},
-                     {QStringLiteral("publish_rps"), r.publishRps},
-                     {QStringLiteral("publish_burst"), r.publishBurst},
-                     {QStringLiteral("ip_global_rps"), r.ipGlobalRps},
-                     {QStringLiteral("ip_global_burst"), r.ipGlobalBurst},
-                     {QStringLiteral("ip_publish_rps"), r.ipPublishRps},
-                     {QStringLiteral("ip_publish_burst"), r.ipPublishBurst},
-                     {QStringLiteral("max_connections_per_ip"), r.maxConnectionsPerIp},
-                     {QStringLiteral("max_connections_per_cn"), r.maxConnectionsPerCn}}},
+        {QStringLiteral("rate_limit"), rateLimit},
         {QStringLiteral("tls"),
          QJsonObject{{QStringLiteral("certificate_serial"),
                       QString::fromLatin1(serverCertificate.serialNumber())},

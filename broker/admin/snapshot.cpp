@@ -199,10 +199,30 @@ static QJsonObject bucketJson(const limits::BucketView &b)
                        {QStringLiteral("rejected"), count(b.rejected)}};
 }
 
+QJsonObject rateLimitSettings(const Config::RateLimit &r)
+{
+    return QJsonObject{
+        {QStringLiteral("global_rps"), r.globalRps},
+        {QStringLiteral("global_burst"), r.globalBurst},
+        {QStringLiteral("publish_rps"), r.publishRps},
+        {QStringLiteral("publish_burst"), r.publishBurst},
+        {QStringLiteral("ip_global_rps"), r.ipGlobalRps},
+        {QStringLiteral("ip_global_burst"), r.ipGlobalBurst},
+        {QStringLiteral("ip_publish_rps"), r.ipPublishRps},
+        {QStringLiteral("ip_publish_burst"), r.ipPublishBurst},
+        {QStringLiteral("max_connections_per_ip"), r.maxConnectionsPerIp},
+        {QStringLiteral("max_connections_per_cn"), r.maxConnectionsPerCn},
+    };
+}
+
 QJsonObject rateLimits(const AdminContext &context)
 {
     const Config::RateLimit &r = context.limiter.settings();
     const Config::Server &server = context.config.server;
+    QJsonObject settings = rateLimitSettings(r);
+    settings.insert(QStringLiteral("max_connections"), server.maxConnections);
+    settings.insert(QStringLiteral("max_handshakes"), server.maxHandshakes);
+    settings.insert(QStringLiteral("max_handshakes_per_ip"), server.maxHandshakesPerIp);
     QJsonArray buckets;
     for (const limits::ClientView &v : context.limiter.clients()) {
         buckets.append(QJsonObject{
@@ -218,20 +238,7 @@ QJsonObject rateLimits(const AdminContext &context)
     }
     return QJsonObject{
         {QStringLiteral("enabled"), r.enabled},
-        {QStringLiteral("settings"),
-         QJsonObject{{QStringLiteral("global_rps"), r.globalRps},
-                     {QStringLiteral("global_burst"), r.globalBurst},
-                     {QStringLiteral("publish_rps"), r.publishRps},
-                     {QStringLiteral("publish_burst"), r.publishBurst},
-                     {QStringLiteral("ip_global_rps"), r.ipGlobalRps},
-                     {QStringLiteral("ip_global_burst"), r.ipGlobalBurst},
-                     {QStringLiteral("ip_publish_rps"), r.ipPublishRps},
-                     {QStringLiteral("ip_publish_burst"), r.ipPublishBurst},
-                     {QStringLiteral("max_connections_per_ip"), r.maxConnectionsPerIp},
-                     {QStringLiteral("max_connections_per_cn"), r.maxConnectionsPerCn},
-                     {QStringLiteral("max_connections"), server.maxConnections},
-                     {QStringLiteral("max_handshakes"), server.maxHandshakes},
-                     {QStringLiteral("max_handshakes_per_ip"), server.maxHandshakesPerIp}}},
+        {QStringLiteral("settings"), settings},
         {QStringLiteral("connections"), qint64(context.dataSessions.size())},
         {QStringLiteral("handshakes_in_progress"),
          context.dataHandshakesInProgress ? context.dataHandshakesInProgress() : 0},

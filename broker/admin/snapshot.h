@@ -8,6 +8,7 @@
 #include <QList>
 
 #include "admin/adminrequest.h"
+#include "config/config.h"
 
 namespace cmq {
 
@@ -28,6 +29,9 @@ QJsonObject connection(const Session &session, const Router &router);
 QJsonObject connection(const AdminSession &session);
 QJsonArray connections(const AdminContext &context, const QList<AdminSession *> &admins);
 QJsonObject rateLimits(const AdminContext &context);
+// The [rate_limit] rates, bursts and caps (not `enabled`), as the rate-limit view and the reload
+// summary show them.
+QJsonObject rateLimitSettings(const Config::RateLimit &r);
 // The `json` reply and each `Snapshot:` line (without "sequence").
 QJsonObject full(const AdminContext &context, const QList<AdminSession *> &admins,
                  admin::Sections sections = admin::AllSections);
