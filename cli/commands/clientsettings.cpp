@@ -1,6 +1,7 @@
 #include "clientsettings.h"
 
 #include <cstdio>
+#include <optional>
 
 #include <QDir>
 #include <QFileInfo>
@@ -20,6 +21,7 @@ struct FileSettings
 {
     QString brokers, cert, key, ca, identity, outbox, name;
     int heartbeatSec = 0;
+    std::optional<bool> padding;
 };
 
 QString defaultConfigPath()
@@ -97,6 +99,12 @@ Result<FileSettings> readConfigFile(const QString &path)
         else
             settings.heartbeatSec = int(*value);
     }
+    if (const toml::node *padding = table->get("padding")) {
+        if (const auto value = padding->value<bool>())
+            settings.padding = *value;
+        else
+            problem = QStringLiteral("%1: client.padding must be true or false").arg(path);
+    }
     if (!problem.isEmpty())
         return R::failure(problem);
     return settings;
@@ -113,14 +121,15 @@ ConnectionFlags::ConnectionFlags()
       m_identity(QStringLiteral("identity"), QString(), QStringLiteral("dir")),
       m_outbox(QStringLiteral("outbox"), QString(), QStringLiteral("dir")),
       m_connectTimeout(QStringLiteral("connect-timeout"), QString(), QStringLiteral("s")),
-      m_heartbeat(QStringLiteral("heartbeat"), QString(), QStringLiteral("s"))
+      m_heartbeat(QStringLiteral("heartbeat"), QString(), QStringLiteral("s")),
+      m_noPadding(QStringLiteral("no-padding"), QString())
 {
 }
 
 void ConnectionFlags::addTo(QCommandLineParser &parser) const
 {
     parser.addOptions({m_config, m_broker, m_cert, m_key, m_ca, m_identity, m_outbox,
-                       m_connectTimeout, m_heartbeat});
+                       m_connectTimeout, m_heartbeat, m_noPadding});
 }
 
 const char *ConnectionFlags::help()
@@ -135,10 +144,13 @@ const char *ConnectionFlags::help()
            "  --outbox DIR        keep unconfirmed messages on disk and resend them on the\n"
            "                      next run ($CMQ_OUTBOX; default: in memory only)\n"
            "  --config FILE       client config file, TOML with a [client] table: brokers,\n"
-           "                      cert, key, ca, identity, outbox, name, heartbeat_sec\n"
+           "                      cert, key, ca, identity, outbox, name, heartbeat_sec,\n"
+           "                      padding\n"
            "                      ($CMQ_CONFIG, default ~/.config/cmq/client.toml)\n"
            "  --connect-timeout S give up connecting after S seconds (default 10)\n"
-           "  --heartbeat S       broker heartbeat interval (default 4)\n\n"
+           "  --heartbeat S       broker heartbeat interval (default 4)\n"
+           "  --no-padding        send payloads unpadded (padding = false), for receivers\n"
+           "                      that predate size padding (docs/CLIENT.md)\n\n"
            "Exit status: 0 success, 1 the operation failed (refused, timed out, not\n"
            "delivered), 2 bad arguments, 3 no broker reachable or the connection refused.\n";
 }
@@ -204,6 +216,10 @@ Result<ClientSettings> ConnectionFlags::resolve(const QCommandLineParser &parser
             return R::failure(QStringLiteral("--heartbeat must be 1 to 3600 seconds"));
         settings.options.heartbeatSec = seconds;
     }
+    if (file.padding)
+        settings.options.padPayloads = *file.padding;
+    if (parser.isSet(m_noPadding))
+        settings.options.padPayloads = false;
     return settings;
 }
 

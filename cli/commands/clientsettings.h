@@ -45,6 +45,7 @@ private:
     QCommandLineOption m_outbox;
     QCommandLineOption m_connectTimeout;
     QCommandLineOption m_heartbeat;
+    QCommandLineOption m_noPadding;
 };
 
 // The key pair file inside an identity directory.

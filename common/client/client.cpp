@@ -48,6 +48,8 @@ Client::Client(ClientOptions options, std::unique_ptr<OutboxStore> outbox, QObje
     connect(&m_shutdownTimer, &QTimer::timeout, this, &Client::finishShutdown);
 
     m_publisher = new Publisher(*m_outbox, m_options.publishWindow, m_options.retryDelayMs, this);
+    m_publisher->setPadding(m_options.padPayloads ? crypto::Padding::Buckets
+                                                  : crypto::Padding::None);
     m_subscriber = new Subscriber(m_options.dedupeCapacity, this);
     m_requests = new RequestTracker(this);
 

@@ -46,6 +46,11 @@ struct ClientOptions
     int prefetch = 64;          // unacknowledged deliveries the broker may push to us
     int dedupeCapacity = 10000; // received message ids remembered to drop redeliveries
     int retryDelayMs = 1000;    // pause before retrying a message the broker could not take
+    // Pad every payload to its size bucket inside the encryption, so that the broker and the
+    // network see only the bucket (crypto/padding.h). Receivers built on this library open both
+    // forms; an existing client that does not know the `padding` field refuses a padded
+    // envelope (its body fails authentication), so turn this off to send to one.
+    bool padPayloads = true;
 };
 
 } // namespace cmq::client

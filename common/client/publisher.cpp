@@ -137,7 +137,7 @@ void Publisher::pump()
 bool Publisher::seal(Item &item)
 {
     OutboxEntry &entry = item.entry;
-    const auto sealed = crypto::seal(entry.payload, m_keys.value(entry.receiver));
+    const auto sealed = crypto::seal(entry.payload, m_keys.value(entry.receiver), m_padding);
     if (!sealed) {
         finishItem(entry.messageId, MessageState::Failed,
                    QStringLiteral("cannot encrypt for %1: %2").arg(entry.receiver, sealed.error()));
@@ -251,8 +251,7 @@ void Publisher::onPublishReply(const QString &messageId, quint64 generation,
         // attempt's answer decides.
     } else if (read.kind == ReplyKind::Unroutable) {
         delay(item, MessageState::WaitingForReceiver, QString::fromUtf8(line));
-    } else if (read.kind == ReplyKind::InvalidMessageFormat ||
-               read.isError("Permission denied") ||
+    } else if (read.kind == ReplyKind::InvalidMessageFormat || read.isError("Permission denied") ||
                (read.kind == ReplyKind::MissingArgument && read.text == "Missing parameters") ||
                read.kind == ReplyKind::UnknownCommand) {
         finishItem(messageId, MessageState::Failed, QString::fromUtf8(line));

@@ -16,6 +16,7 @@
 #include "client/brokerconnection.h"
 #include "client/messagestate.h"
 #include "client/outboxstore.h"
+#include "crypto/envelopecrypto.h"
 #include "util/result.h"
 
 namespace cmq::client {
@@ -28,6 +29,8 @@ class Publisher final : public QObject
 public:
     Publisher(OutboxStore &store, int window, int retryDelayMs, QObject *parent = nullptr);
 
+    // Whether payloads are padded to a size bucket before sealing (crypto/padding.h).
+    void setPadding(crypto::Padding padding) { m_padding = padding; }
     // Takes over what a previous run left in the outbox; every entry becomes Queued.
     Status load();
     // Seals the payload when the receiver's key is known, assigns the outbox order, saves the
@@ -72,6 +75,7 @@ private:
     OutboxStore &m_store;
     int m_window;
     int m_retryDelayMs;
+    crypto::Padding m_padding = crypto::Padding::Buckets;
     QPointer<BrokerConnection> m_connection;
     quint64 m_generation = 0;
     int m_inFlight = 0;

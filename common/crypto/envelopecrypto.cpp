@@ -7,6 +7,8 @@
 
 #include <sodium.h>
 
+#include "crypto/padding.h"
+
 namespace cmq::crypto {
 
 static_assert(SessionKeySize == crypto_aead_chacha20poly1305_ietf_KEYBYTES);
@@ -23,11 +25,14 @@ const QLatin1StringView EncSessionKeyKey("enc_session_key");
 const QLatin1StringView NonceKey("nonce");
 const QLatin1StringView CiphertextKey("ciphertext");
 const QLatin1StringView SentTimeKey("sent_time");
+const QLatin1StringView PaddingKey("padding");
+// The one padding scheme: crypto/padding.h's buckets. It is also the body's additional data.
+const QLatin1StringView BucketPadding("buckets-v1");
 
 bool isStandardField(const QString &key)
 {
     return key == MessageIdKey || key == ReceiverClientIdKey || key == EncSessionKeyKey ||
-           key == NonceKey || key == CiphertextKey || key == SentTimeKey;
+           key == NonceKey || key == CiphertextKey || key == SentTimeKey || key == PaddingKey;
 }
 
 const unsigned char *bytes(QByteArrayView view)
@@ -81,7 +86,16 @@ Result<QString> stringField(const QJsonObject &object, QLatin1StringView key)
 
 } // namespace
 
-Result<SealedEnvelope> seal(QByteArrayView plaintext, QByteArrayView receiverPublicKey)
+// What the body's authentication covers besides the ciphertext: nothing for an unpadded body
+// (the existing clients' form), the scheme's name for a padded one.
+static QByteArrayView additionalData(bool padded)
+{
+    static const QByteArray scheme = QByteArray(BucketPadding.data(), BucketPadding.size());
+    return padded ? QByteArrayView(scheme) : QByteArrayView();
+}
+
+Result<SealedEnvelope> seal(QByteArrayView plaintext, QByteArrayView receiverPublicKey,
+                            Padding padding)
 {
     if (!ensureSodium())
         return Result<SealedEnvelope>::failure(
@@ -93,6 +107,10 @@ Result<SealedEnvelope> seal(QByteArrayView plaintext, QByteArrayView receiverPub
                 .arg(KeySize));
     if (quint64(plaintext.size()) > crypto_aead_chacha20poly1305_ietf_MESSAGEBYTES_MAX)
         return Result<SealedEnvelope>::failure(QStringLiteral("the message is too large"));
+    const bool padded = padding == Padding::Buckets;
+    const QByteArray paddedBody = padded ? pad(plaintext) : QByteArray();
+    const QByteArrayView body = padded ? QByteArrayView(paddedBody) : plaintext;
+    const QByteArrayView ad = additionalData(padded);
 
     unsigned char sessionKey[SessionKeySize];
     crypto_aead_chacha20poly1305_ietf_keygen(sessionKey);
@@ -107,15 +125,15 @@ Result<SealedEnvelope> seal(QByteArrayView plaintext, QByteArrayView receiverPub
             QStringLiteral("the session key could not be sealed to the receiver public key"));
     }
 
-    QByteArray ciphertext(plaintext.size() + TagSize, Qt::Uninitialized);
+    QByteArray ciphertext(body.size() + TagSize, Qt::Uninitialized);
     unsigned long long ciphertextSize = 0;
-    crypto_aead_chacha20poly1305_ietf_encrypt(bytes(ciphertext), &ciphertextSize, bytes(plaintext),
-                                              quint64(plaintext.size()), nullptr, 0, nullptr,
-                                              bytes(nonce), sessionKey);
+    crypto_aead_chacha20poly1305_ietf_encrypt(bytes(ciphertext), &ciphertextSize, bytes(body),
+                                              quint64(body.size()), bytes(ad), quint64(ad.size()),
+                                              nullptr, bytes(nonce), sessionKey);
     sodium_memzero(sessionKey, sizeof sessionKey);
     Q_ASSERT(ciphertextSize == quint64(ciphertext.size()));
 
-    return SealedEnvelope{sealedKey.toBase64(), nonce.toBase64(), ciphertext.toBase64()};
+    return SealedEnvelope{sealedKey.toBase64(), nonce.toBase64(), ciphertext.toBase64(), padded};
 }
 
 Result<QByteArray> open(const SealedEnvelope &envelope, const KeyPair &receiver)
@@ -164,15 +182,19 @@ Result<QByteArray> open(const SealedEnvelope &envelope, const KeyPair &receiver)
 
     QByteArray plaintext(ciphertext->size() - TagSize, Qt::Uninitialized);
     unsigned long long plaintextSize = 0;
+    const QByteArrayView ad = additionalData(envelope.padded);
     const int opened = crypto_aead_chacha20poly1305_ietf_decrypt(
         bytes(plaintext), &plaintextSize, nullptr, bytes(ciphertext.value()),
-        quint64(ciphertext->size()), nullptr, 0, bytes(nonce.value()), sessionKey);
+        quint64(ciphertext->size()), bytes(ad), quint64(ad.size()), bytes(nonce.value()),
+        sessionKey);
     sodium_memzero(sessionKey, sizeof sessionKey);
     if (opened != 0)
         return Result<QByteArray>::failure(
-            QStringLiteral("the message body failed authentication: ciphertext or nonce was "
-                           "altered"));
+            QStringLiteral("the message body failed authentication: ciphertext, nonce or padding "
+                           "field was altered"));
     Q_ASSERT(plaintextSize == quint64(plaintext.size()));
+    if (envelope.padded)
+        return unpad(plaintext);
     return plaintext;
 }
 
@@ -190,6 +212,8 @@ QByteArray buildEnvelopeJson(const QString &messageId, const QString &receiverCl
     appendField(json, CiphertextKey, QString::fromLatin1(sealed.ciphertext));
     if (sentTime.isValid())
         appendField(json, SentTimeKey, sentTime.toUTC().toString(Qt::ISODateWithMs));
+    if (sealed.padded)
+        appendField(json, PaddingKey, QString(BucketPadding));
     for (auto it = extraFields.constBegin(); it != extraFields.constEnd(); ++it) {
         if (isStandardField(it.key()))
             continue;
@@ -248,6 +272,17 @@ Result<ParsedEnvelope> parseEnvelopeJson(QByteArrayView json)
         const QDateTime time = QDateTime::fromString(parsed.sentTimeText, Qt::ISODateWithMs);
         if (time.isValid() && time.timeSpec() != Qt::LocalTime)
             parsed.sentTime = time.toUTC();
+    }
+
+    if (object.contains(PaddingKey)) {
+        auto scheme = stringField(object, PaddingKey);
+        if (!scheme)
+            return Result<ParsedEnvelope>::failure(scheme.error());
+        if (scheme.value() != BucketPadding)
+            return Result<ParsedEnvelope>::failure(
+                QStringLiteral("unknown padding scheme '%1' (this client reads '%2')")
+                    .arg(scheme.value(), BucketPadding));
+        parsed.sealed.padded = true;
     }
 
     for (auto it = object.constBegin(); it != object.constEnd(); ++it) {

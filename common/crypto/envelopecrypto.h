@@ -25,16 +25,24 @@ struct SealedEnvelope
     QByteArray encSessionKey; // sealed session key, 80 bytes once decoded
     QByteArray nonce;         // 12 bytes once decoded
     QByteArray ciphertext;    // body ciphertext followed by its 16-byte tag
+    // The body is padded to a size bucket (crypto/padding.h; the envelope's `padding` field).
+    // The flag is bound into the body's authentication (additional data), so a padded body
+    // never opens as unpadded or the other way round, whoever adds or strips the field.
+    bool padded = false;
 };
 
+enum class Padding { None, Buckets };
+
 // Encrypts `plaintext` for the holder of `receiverPublicKey` (32 raw bytes) with a fresh random
-// session key and nonce.
-Result<SealedEnvelope> seal(QByteArrayView plaintext, QByteArrayView receiverPublicKey);
+// session key and nonce; Padding::Buckets pads it to its size bucket first.
+Result<SealedEnvelope> seal(QByteArrayView plaintext, QByteArrayView receiverPublicKey,
+                            Padding padding = Padding::None);
 
 // Decrypts an envelope with the receiver's key pair. The error says which step failed: a field
 // that is not base64, a field of the wrong size, a session key that does not open (another
 // receiver's envelope, or enc_session_key altered), or a body that fails authentication
-// (ciphertext or nonce altered).
+// (ciphertext or nonce altered, or the padding field added or removed). A padded body comes
+// back without its padding.
 Result<QByteArray> open(const SealedEnvelope &envelope, const KeyPair &receiver);
 
 struct ParsedEnvelope
@@ -49,14 +57,16 @@ struct ParsedEnvelope
 
 // The envelope as one line of compact JSON: message_id, receiver_client_id, enc_session_key,
 // nonce, ciphertext, sent_time (RFC 3339, UTC, milliseconds; left out when `sentTime` is invalid),
-// then `extraFields` in key order. Extra fields named like a standard field are ignored.
+// padding (only for a padded body), then `extraFields` in key order. Extra fields named like a
+// standard field are ignored.
 QByteArray buildEnvelopeJson(const QString &messageId, const QString &receiverClientId,
                              const SealedEnvelope &sealed, const QDateTime &sentTime,
                              const QJsonObject &extraFields = {});
 
 // Reads envelope JSON: one object whose message_id (not empty), receiver_client_id,
 // enc_session_key, nonce and ciphertext are strings, and whose sent_time, when present, is a
-// string. Does not decode or check the base64 fields; open() does.
+// string, and whose padding, when present, names the scheme this library writes. Does not decode
+// or check the base64 fields; open() does.
 Result<ParsedEnvelope> parseEnvelopeJson(QByteArrayView json);
 
 } // namespace cmq::crypto

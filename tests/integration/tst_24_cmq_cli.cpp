@@ -14,6 +14,7 @@
 #include "crypto/envelopecrypto.h"
 #include "crypto/keypair.h"
 #include "processrun.h"
+#include "testclient.h"
 
 using namespace cmq::test;
 namespace crypto = cmq::crypto;
@@ -45,6 +46,7 @@ private Q_SLOTS:
     void outboxKeepsWhatCannotBeDelivered();
     void requestTimesOut();
     void listenDrainsBacklogUnderRateLimit();
+    void paddedByDefault();
 
 private:
     Run cmq(const QStringList &args, const QByteArray &input = {}, int timeoutMs = Patience);
@@ -462,6 +464,43 @@ void tst_CmqCli::listenDrainsBacklogUnderRateLimit()
     const Run nothingMore = cmq(QStringList{"listen", "--timeout", "1"} + receiver);
     QCOMPARE(nothingMore.exitCode, 0);
     QCOMPARE(nothingMore.out, "");
+}
+
+// cmq pads by default (docs/CLIENT.md, "Size padding"); --no-padding sends the existing
+// clients' form. Read as the broker stores them, then opened by cmq listen, both.
+void tst_CmqCli::paddedByDefault()
+{
+    // Declares and binds svc-c's queue, so that the sends below have somewhere to go.
+    QCOMPARE(cmq(QStringList{"listen", "--timeout", "1"} + as("svc-c")).exitCode, 0);
+    const Run padded =
+        cmq(QStringList{"send", "--to", "svc-c", "short", "--timeout", "60"} + as("svc-a"));
+    QVERIFY2(padded.exitCode == 0, padded.err.constData());
+    const Run unpadded =
+        cmq(QStringList{"send", "--to", "svc-c", "short", "--no-padding", "--timeout", "60"} +
+            as("svc-a"));
+    QVERIFY2(unpadded.exitCode == 0, unpadded.err.constData());
+
+    TestClient raw("svc-c");
+    QVERIFY(raw.connectTo(m_broker.port()));
+    QList<QByteArray> envelopes;
+    for (int i = 0; i < 2; ++i) {
+        const QByteArray line = raw.request("fetch svc-c_queue");
+        QVERIFY2(line.startsWith("Message: "), line.constData());
+        envelopes << line.mid(line.indexOf('{'));
+    }
+    QVERIFY(envelopes[0].contains(R"("padding":"buckets-v1")"));
+    QVERIFY(!envelopes[1].contains("padding"));
+    const auto first = crypto::parseEnvelopeJson(envelopes[0]);
+    const auto second = crypto::parseEnvelopeJson(envelopes[1]);
+    QVERIFY(first && second);
+    QCOMPARE(QByteArray::fromBase64(first->sealed.ciphertext).size(), 256 + crypto::TagSize);
+    QCOMPARE(QByteArray::fromBase64(second->sealed.ciphertext).size(), 5 + crypto::TagSize);
+    raw.disconnect(); // unacknowledged: both go back to the queue
+
+    const Run received =
+        cmq(QStringList{"listen", "--count", "2", "--timeout", "60"} + as("svc-c"));
+    QVERIFY2(received.exitCode == 0, received.err.constData());
+    QCOMPARE(received.out, "short\nshort\n");
 }
 
 QTEST_GUILESS_MAIN(tst_CmqCli)

@@ -73,6 +73,92 @@ def python_seal(plaintext, public_key_b64, receiver_client_id):
     }
 
 
+PADDING_SCHEME = "buckets-v1"
+
+
+def iso7816_unpad(padded):
+    """ISO/IEC 7816-4: the data, a 0x80 byte, then zeros."""
+    stripped = padded.rstrip(b"\0")
+    if not stripped.endswith(b"\x80"):
+        raise ValueError("no padding marker")
+    return stripped[:-1]
+
+
+def bucket(size):
+    """docs/PROTOCOL.md: powers of two from 256 bytes to 1 MiB, then whole MiB, > size."""
+    needed, step = size + 1, 1 << 20
+    if needed > step:
+        return -(-needed // step) * step
+    result = 256
+    while result < needed:
+        result *= 2
+    return result
+
+
+def python_open_padded(envelope, private_key):
+    """A receiver that knows the padding field, written from docs/PROTOCOL.md alone."""
+    session_key = SealedBox(private_key).decrypt(base64.b64decode(envelope["enc_session_key"]))
+    padded = ChaCha20Poly1305(session_key).decrypt(
+        base64.b64decode(envelope["nonce"]), base64.b64decode(envelope["ciphertext"]),
+        PADDING_SCHEME.encode("ascii"))
+    return iso7816_unpad(padded), len(padded)
+
+
+def python_seal_padded(plaintext, public_b64):
+    envelope = python_seal(b"", public_b64, "receiver_1")
+    session_key = os.urandom(32)
+    nonce = os.urandom(12)
+    padded = plaintext + b"\x80" + b"\0" * (bucket(len(plaintext)) - len(plaintext) - 1)
+    envelope.update(
+        enc_session_key=base64.b64encode(
+            SealedBox(PublicKey(base64.b64decode(public_b64))).encrypt(session_key)).decode(),
+        nonce=base64.b64encode(nonce).decode(),
+        ciphertext=base64.b64encode(ChaCha20Poly1305(session_key).encrypt(
+            nonce, padded, PADDING_SCHEME.encode("ascii"))).decode(),
+        padding=PADDING_SCHEME)
+    return envelope
+
+
+def padded_both_ways(tool, workdir):
+    """Padded envelopes: Python (from the documented scheme) and C++ read each other's; an
+    existing receiver, which knows no padding field, refuses one instead of misreading it."""
+    private_key = PrivateKey.generate()
+    public_b64 = base64.b64encode(bytes(private_key.public_key)).decode("ascii")
+    for name, plaintext in PAYLOADS:
+        result = run_tool(tool, ["seal-padded", public_b64], plaintext)
+        if not check(result.returncode == 0, f"C++ seal-padded ({name}) failed"):
+            continue
+        envelope = json.loads(result.stdout)
+        check(envelope.get("padding") == PADDING_SCHEME, f"C++ padded JSON names the scheme ({name})")
+        try:
+            opened, padded_size = python_open_padded(envelope, private_key)
+            check(opened == plaintext, f"Python opened a padded C++ envelope ({name}) with other bytes")
+            check(padded_size == bucket(len(plaintext)),
+                  f"C++ padded {name} to {padded_size}, the documented bucket is {bucket(len(plaintext))}")
+        except (CryptoError, InvalidTag, ValueError) as error:
+            check(False, f"Python could not open a padded C++ envelope ({name}): {error!r}")
+        try:
+            python_open(envelope, private_key)
+            check(False, f"an existing receiver opened a padded envelope ({name}) as unpadded")
+        except InvalidTag:
+            pass
+
+    keydir = os.path.join(workdir, "padded_keys")
+    result = run_tool(tool, ["keygen", keydir])
+    if not check(result.returncode == 0, "C++ keygen (padded) failed"):
+        return
+    receiver_b64 = result.stdout.decode("ascii").strip()
+    for name, plaintext in PAYLOADS:
+        envelope = python_seal_padded(plaintext, receiver_b64)
+        result = run_tool(tool, ["open", keydir], json.dumps(envelope).encode("utf-8"))
+        check(result.returncode == 0 and result.stdout == plaintext,
+              f"C++ opened a padded Python envelope ({name}): {result.stderr.decode()}")
+        stripped = {k: v for k, v in envelope.items() if k != "padding"}
+        result = run_tool(tool, ["open", keydir], json.dumps(stripped).encode("utf-8"))
+        check(result.returncode != 0 and result.stdout == b"",
+              f"C++ refused a padded envelope whose padding field was stripped ({name})")
+
+
 def flip_base64(field, index=0):
     raw = bytearray(base64.b64decode(field))
     raw[index] ^= 0x01
@@ -172,10 +258,12 @@ def main():
     with tempfile.TemporaryDirectory() as workdir:
         cpp_seals_python_opens(tool)
         python_seals_cpp_opens(tool, workdir)
+        padded_both_ways(tool, workdir)
     if failures:
         print(f"{len(failures)} interop check(s) failed", file=sys.stderr)
         return 1
-    print(f"envelope interop OK: {len(PAYLOADS)} payloads each way, tampering refused both ways")
+    print(f"envelope interop OK: {len(PAYLOADS)} payloads each way, tampering refused both ways, "
+          "padded envelopes both ways")
     return 0
 
 

@@ -56,12 +56,12 @@ int keygen(const char *dir)
     return writeStdout(keys->publicKey.toBase64() + '\n') ? 0 : 1;
 }
 
-int sealStdin(const char *publicKeyBase64)
+int sealStdin(const char *publicKeyBase64, Padding padding)
 {
     const auto publicKey = publicKeyFromBase64(publicKeyBase64);
     if (!publicKey)
         return fail(publicKey.error());
-    const auto sealed = seal(readStdin(), publicKey.value());
+    const auto sealed = seal(readStdin(), publicKey.value(), padding);
     if (!sealed)
         return fail(sealed.error());
     const QString correlationId = QUuid::createUuid().toString(QUuid::WithoutBraces).left(8);
@@ -95,9 +95,13 @@ int main(int argc, char **argv)
     if (command == "keygen")
         return keygen(argv[2]);
     if (command == "seal")
-        return sealStdin(argv[2]);
+        return sealStdin(argv[2], Padding::None);
+    if (command == "seal-padded")
+        return sealStdin(argv[2], Padding::Buckets);
     if (command == "open")
         return openStdin(argv[2]);
-    std::fprintf(stderr, "usage: envelope_tool keygen DIR | seal PUBKEY_B64 | open DIR\n");
+    std::fprintf(
+        stderr,
+        "usage: envelope_tool keygen DIR | seal PUBKEY_B64 | seal-padded PUBKEY_B64 | open DIR\n");
     return 2;
 }

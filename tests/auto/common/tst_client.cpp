@@ -217,6 +217,7 @@ private Q_SLOTS:
     void refusedIdentityEndsConnectAtOnce();
     void unreachableFirstAddressFallsThrough();
     void sendSealsForReceiverAndConfirmsOnAck();
+    void payloadsArePaddedUnlessTurnedOff();
     void replyToPublish_data();
     void replyToPublish();
     void unknownKeyWaitsForReceiver();
@@ -354,12 +355,45 @@ void tst_Client::sendSealsForReceiverAndConfirmsOnAck()
     QCOMPARE(parsed->receiverClientId, "svc-b");
     QVERIFY(parsed->sentTime.isValid());
     QCOMPARE(crypto::open(parsed->sealed, m_peerKeys).value(), "hello, svc-b");
+    QVERIFY(parsed->sealed.padded); // the default
 
     QList<MessageState> seen;
     for (const auto &emission : std::as_const(states))
         seen.append(emission.at(1).value<MessageState>());
     QCOMPARE(seen, (QList<MessageState>{MessageState::Queued, MessageState::Sent,
                                         MessageState::Delivered}));
+}
+
+// The broker sees the size bucket, not the size: a short and a longer payload make ciphertexts
+// of one length. Turned off, the envelope is the existing clients' form.
+void tst_Client::payloadsArePaddedUnlessTurnedOff()
+{
+    for (const bool padded : {true, false}) {
+        FakeBroker broker;
+        broker.keys.insert("svc-b", m_peerKeys.publicKey.toBase64());
+        ClientOptions settings = options({&broker});
+        settings.padPayloads = padded;
+        Client client(settings);
+        QSignalSpy drained(&client, &Client::outboxDrained);
+        QVERIFY(client.start().ok());
+        QVERIFY(client.send("svc-b", "hi").ok());
+        QVERIFY(client.send("svc-b", QByteArray(200, 'x')).ok());
+        QTRY_VERIFY_WITH_TIMEOUT(drained.size() >= 1 && client.pendingCount() == 0, Patience);
+        const QList<QByteArray> publishes = broker.lines("publish ");
+        QCOMPARE(publishes.size(), 2);
+        QList<qsizetype> sizes;
+        for (const QByteArray &line : publishes) {
+            const auto parsed = crypto::parseEnvelopeJson(FakeBroker::envelopeJson(line));
+            QVERIFY(parsed.ok());
+            QCOMPARE(parsed->sealed.padded, padded);
+            QCOMPARE(line.contains(R"("padding":"buckets-v1")"), padded);
+            sizes << QByteArray::fromBase64(parsed->sealed.ciphertext).size();
+        }
+        if (padded)
+            QCOMPARE(sizes, (QList<qsizetype>{256 + crypto::TagSize, 256 + crypto::TagSize}));
+        else
+            QCOMPARE(sizes, (QList<qsizetype>{2 + crypto::TagSize, 200 + crypto::TagSize}));
+    }
 }
 
 void tst_Client::replyToPublish_data()
