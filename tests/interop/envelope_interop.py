@@ -85,8 +85,8 @@ def iso7816_unpad(padded):
 
 
 def bucket(size):
-    """docs/PROTOCOL.md: powers of two from 256 bytes to 1 MiB, then whole MiB, > size."""
-    needed, step = size + 1, 1 << 20
+    """docs/PROTOCOL.md: powers of two from 256 bytes to 64 KiB, then whole 64 KiB, > size."""
+    needed, step = size + 1, 64 << 10
     if needed > step:
         return -(-needed // step) * step
     result = 256

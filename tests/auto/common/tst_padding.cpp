@@ -42,17 +42,18 @@ void tst_Padding::buckets_data()
 {
     QTest::addColumn<qsizetype>("plaintext");
     QTest::addColumn<qsizetype>("bucket");
-    const qsizetype MiB = qsizetype(1) << 20;
+    const qsizetype KiB64 = qsizetype(64) << 10;
     QTest::newRow("empty") << qsizetype(0) << qsizetype(256);
     QTest::newRow("1") << qsizetype(1) << qsizetype(256);
     QTest::newRow("255: one byte of padding fits") << qsizetype(255) << qsizetype(256);
     QTest::newRow("256: needs the next bucket") << qsizetype(256) << qsizetype(512);
     QTest::newRow("1000") << qsizetype(1000) << qsizetype(1024);
     QTest::newRow("1024") << qsizetype(1024) << qsizetype(2048);
-    QTest::newRow("1 MiB - 1") << MiB - 1 << MiB;
-    QTest::newRow("1 MiB: whole MiB from here") << MiB << 2 * MiB;
-    QTest::newRow("2.5 MiB") << MiB * 5 / 2 << 3 * MiB;
-    QTest::newRow("3 MiB - 1") << 3 * MiB - 1 << 3 * MiB;
+    QTest::newRow("64 KiB - 1") << KiB64 - 1 << KiB64;
+    QTest::newRow("64 KiB: whole 64 KiB from here") << KiB64 << 2 * KiB64;
+    QTest::newRow("2.5 x 64 KiB") << KiB64 * 5 / 2 << 3 * KiB64;
+    QTest::newRow("1 MiB") << 16 * KiB64 << 17 * KiB64;
+    QTest::newRow("1 MiB - 1") << 16 * KiB64 - 1 << 16 * KiB64;
 }
 
 void tst_Padding::buckets()
@@ -71,6 +72,7 @@ void tst_Padding::padRoundTrip_data()
     QTest::newRow("ends like padding") << QByteArray("abc\x80\0\0", 6);
     QTest::newRow("a bucket's size") << QByteArray(256, '\x80');
     QTest::newRow("zeros") << QByteArray(300, '\0');
+    QTest::newRow("over 64 KiB") << QByteArray((64 << 10) + 7, 'x');
     QTest::newRow("over 1 MiB") << QByteArray((1 << 20) + 7, 'x');
 }
 
