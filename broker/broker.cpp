@@ -8,6 +8,7 @@
 #include "admin/adminsession.h"
 #include "admin/configreload.h"
 #include "handlers/dispatcher.h"
+#include "core/presence.h"
 #include "core/router.h"
 #include "core/services.h"
 #include "limits/ratelimiter.h"
@@ -105,8 +106,10 @@ Status Broker::start()
     m_router->restore(recovered.value());
     m_clock = std::make_unique<limits::SteadyClock>();
     m_limiter = std::make_unique<limits::RateLimiter>(m_config.rateLimit, *m_clock);
+    m_presence = std::make_unique<Presence>(m_config.acl.presenceGroups,
+                                            m_config.acl.presenceDebounceMs);
     m_services = std::make_unique<Services>(
-        Services{*m_router, *m_storage, m_acl, m_config, m_limiter.get()});
+        Services{*m_router, *m_storage, m_acl, m_config, m_limiter.get(), m_presence.get()});
     m_dispatcher = std::make_unique<Dispatcher>(*m_services);
     setUpMetrics();
 
@@ -241,6 +244,7 @@ Result<QJsonObject> Broker::reload()
         m_metricsHttp->setSslConfiguration(tls->configuration);
     m_revokedSerials = std::move(tls->revokedSerials);
     m_acl = AclManager(m_config.acl);
+    m_presence->configure(m_config.acl.presenceGroups, m_config.acl.presenceDebounceMs);
     m_limiter->configure(m_config.rateLimit);
     applyMemoryBudget();
 
@@ -356,8 +360,11 @@ void Broker::admit(QSslSocket *socket)
     session->setPublishObserver(
         [metrics = m_metrics.get()](qint64 ns) { metrics->publishCompleted(ns); });
     connect(session, &Session::closed, this, &Broker::onSessionClosed);
-    connect(session, &Session::writable, this,
-            [this](Session *s) { m_router->endpointWritable(s); });
+    connect(session, &Session::writable, this, [this](Session *s) {
+        m_router->endpointWritable(s);
+        m_presence->endpointWritable(*s);
+    });
+    m_presence->connected(cn);
     qCInfo(lcBroker, "connection %llu: %s (%s) from %s", identity.connectionId, qPrintable(cn),
            qPrintable(rolesToString(roles)), qPrintable(identity.address.toString()));
 }
@@ -368,6 +375,8 @@ void Broker::onSessionClosed(Session *session)
            qPrintable(session->identity().cn));
     m_sessions.remove(session->identity().connectionId);
     m_router->endpointClosed(session);
+    m_presence->unsubscribe(*session);
+    m_presence->disconnected(session->identity().cn);
     m_limiter->releaseConnection(session->identity().cn, session->identity().address);
     const SessionCounters &c = session->counters();
     m_metrics->connectionClosed(metrics::ConnectionSample{QStringLiteral("data"),

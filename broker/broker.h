@@ -20,6 +20,7 @@ namespace cmq {
 
 class AdminServer;
 class Dispatcher;
+class Presence;
 class Router;
 class Session;
 struct Services;
@@ -79,6 +80,7 @@ private:
     std::unique_ptr<Dispatcher> m_dispatcher;
     std::unique_ptr<limits::SteadyClock> m_clock;
     std::unique_ptr<limits::RateLimiter> m_limiter;
+    std::unique_ptr<Presence> m_presence;
     std::unique_ptr<metrics::BrokerMetrics> m_metrics;
     std::unique_ptr<AdminServer> m_admin;
     std::unique_ptr<metrics::MetricsHttpServer> m_metricsHttp;

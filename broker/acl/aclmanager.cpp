@@ -61,6 +61,7 @@ static Roles rolesAllowed(Command command)
         return Roles(Role::Sender) | Role::Receiver;
     case Command::Heartbeat:
     case Command::Pong:
+    case Command::Presence: // who may see whom: acl.presence_groups, checked by the handler
         return Roles(Role::Sender) | Role::Receiver;
     case Command::Unknown:
         return {};

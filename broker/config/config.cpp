@@ -231,6 +231,8 @@ void readAcl(TomlReader &r, Config::Acl &a)
     r.readStringList("sender_cns", a.senderCns);
     r.readStringList("receiver_cns", a.receiverCns);
     r.readStringList("admin_cns", a.adminCns);
+    r.readStringGroups("presence_groups", a.presenceGroups);
+    r.readInt("presence_debounce_ms", a.presenceDebounceMs, 0, 600000);
     // A receiver's namespace is "<cn>_...": if one CN followed by "_" starts another, the first
     // could use every queue and routing key of the second.
     for (const QString &outer : std::as_const(a.receiverCns)) {

@@ -108,6 +108,10 @@ struct Config
 
     struct Acl {
         QStringList senderCns, receiverCns, adminCns;
+        // presence_groups: identities in one group are told when the others connect and leave
+        // (the `presence` command); nobody else is. Empty: presence is refused to everyone.
+        QList<QStringList> presenceGroups;
+        int presenceDebounceMs = 2000; // presence_debounce_ms: how long a leaver may come back
     } acl;
 };
 

@@ -296,6 +296,33 @@ void TomlReader::readStringList(const char *key, QStringList &out)
     out = values;
 }
 
+void TomlReader::readStringGroups(const char *key, QList<QStringList> &out)
+{
+    const toml::node *node = take(key);
+    if (!node)
+        return;
+    const auto *groups = node->as_array();
+    if (!groups)
+        return failType(key, "an array of arrays of strings", *node);
+    QList<QStringList> values;
+    for (size_t i = 0; i < groups->size(); ++i) {
+        const auto *group = groups->get(i)->as_array();
+        if (!group)
+            return fail(QStringLiteral("%1[%2]").arg(qualified(key)).arg(i),
+                        QStringLiteral("must be an array of strings"));
+        QStringList members;
+        for (size_t j = 0; j < group->size(); ++j) {
+            const auto *s = group->get(j)->as_string();
+            if (!s || s->get().empty())
+                return fail(QStringLiteral("%1[%2][%3]").arg(qualified(key)).arg(i).arg(j),
+                            QStringLiteral("must be a non-empty string"));
+            members.append(fromToml(s->get()));
+        }
+        values.append(members);
+    }
+    out = values;
+}
+
 void TomlReader::reportUnknown()
 {
     for (const auto &[sectionKey, node] : m_root) {

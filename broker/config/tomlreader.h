@@ -42,6 +42,8 @@ public:
     // A path; relative ones are made absolute against the config file's directory.
     void readPath(const char *key, QString &out);
     void readStringList(const char *key, QStringList &out);
+    // An array of arrays of non-empty strings: [["a", "b"], ["c"]].
+    void readStringGroups(const char *key, QList<QStringList> &out);
 
     // For checks that span keys. Only the first error is kept: it is the one worth fixing
     // first, and later ones are often its consequences.

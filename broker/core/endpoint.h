@@ -20,6 +20,9 @@ public:
     virtual void pushDelivery(const Message &message, bool redelivered) = 0;
     // False while the connection's unsent output is above its limit (a slow consumer).
     virtual bool canTakeDeliveries() const = 0;
+    // Sends an unsolicited line the client asked for (a "Presence: ..." line), behind any
+    // replies already queued.
+    virtual void pushEvent(const QByteArray &line) = 0;
 };
 
 } // namespace cmq

@@ -7,6 +7,7 @@
 
 namespace cmq {
 
+class Presence;
 class Router;
 class Session;
 namespace storage {
@@ -23,6 +24,7 @@ struct Services
     const AclManager &acl;
     const Config &config;
     limits::RateLimiter *rateLimiter = nullptr; // null: no rate limits (unit tests)
+    Presence *presence = nullptr;               // null: presence refused to everyone
 };
 
 struct HandlerContext

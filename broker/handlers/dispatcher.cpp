@@ -51,6 +51,8 @@ static Handler handlerFor(Command command)
         return handlers::qos;
     case Command::QueuePolicy:
         return handlers::queuePolicy;
+    case Command::Presence:
+        return handlers::presence;
     case Command::Unknown:
         return nullptr;
     }

@@ -27,6 +27,7 @@ void getPublicKey(const HandlerContext &ctx, const Request &request, const Reply
 void heartbeat(const HandlerContext &ctx, const Request &request, const Reply &reply);
 void pong(const HandlerContext &ctx, const Request &request, const Reply &reply);
 void qos(const HandlerContext &ctx, const Request &request, const Reply &reply);
+void presence(const HandlerContext &ctx, const Request &request, const Reply &reply);
 void queuePolicy(const HandlerContext &ctx, const Request &request, const Reply &reply);
 
 // The resource rules for a queue a command reads, fills or reconfigures: the caller's

@@ -211,6 +211,12 @@ void Session::pushDelivery(const Message &message, bool redelivered)
     flushReplies();
 }
 
+void Session::pushEvent(const QByteArray &line)
+{
+    m_replies.pushReady(line);
+    flushReplies();
+}
+
 void Session::flushReplies()
 {
     if (m_finished)

@@ -92,6 +92,7 @@ public:
     QString clientId() const override { return m_identity.cn; }
     void pushDelivery(const Message &message, bool redelivered) override;
     bool canTakeDeliveries() const override;
+    void pushEvent(const QByteArray &line) override;
 
     // heartbeat <seconds>: from now on ping after that much silence from the client.
     void enableHeartbeat(int intervalSec);

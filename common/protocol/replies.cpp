@@ -192,4 +192,20 @@ QByteArray qosSet(int prefetch)
     return line({"Qos set to ", QByteArray::number(prefetch)});
 }
 
+QByteArray presenceOn()
+{
+    return line({"Presence on"});
+}
+
+QByteArray presenceOff()
+{
+    return line({"Presence off"});
+}
+
+QByteArray presence(QByteArrayView cn, bool online)
+{
+    return line(
+        {"Presence: ", cn, online ? QByteArrayView(" online") : QByteArrayView(" offline")});
+}
+
 } // namespace cmq::protocol::reply

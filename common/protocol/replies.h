@@ -46,5 +46,9 @@ QByteArray redelivered(QByteArrayView messageId); // "Redelivered: <id>"
 QByteArray delivery(QByteArrayView messageId, QByteArrayView envelopeJson, bool redelivered);
 QByteArray nackConfirmed(QByteArrayView messageId); // "NACK_CONFIRMED <id>"
 QByteArray qosSet(int prefetch);               // "Qos set to <n>"
+QByteArray presenceOn();                       // "Presence on"
+QByteArray presenceOff();                      // "Presence off"
+// "Presence: <cn> online" / "Presence: <cn> offline", told to presence subscribers.
+QByteArray presence(QByteArrayView cn, bool online);
 
 } // namespace cmq::protocol::reply

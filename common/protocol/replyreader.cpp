@@ -27,6 +27,8 @@ constexpr Fixed fixedLines[] = {
     {"Public key registered", Kind::PublicKeyRegistered},
     {"Public key not found", Kind::PublicKeyNotFound},
     {"Unknown command", Kind::UnknownCommand},
+    {"Presence on", Kind::PresenceOn},
+    {"Presence off", Kind::PresenceOff},
 };
 
 // "<prefix><rest>": the kind, with `rest` as the id or as the text.
@@ -45,6 +47,7 @@ constexpr Prefixed prefixedLines[] = {
     {"Public key: ", Kind::PublicKey, false},
     {"Heartbeat ", Kind::Heartbeat, false},
     {"Qos set to ", Kind::QosSet, false},
+    {"Presence: ", Kind::Presence, false},
     {"Invalid message format: ", Kind::InvalidMessageFormat, false},
     {"Invalid batch format: ", Kind::InvalidBatchFormat, false},
 };

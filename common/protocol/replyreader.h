@@ -18,6 +18,9 @@ struct ReplyLine
         PublicKey,            // "Public key: <base64>"; text: the key
         Heartbeat,            // "Heartbeat <seconds>"; text: the seconds
         QosSet,               // "Qos set to <n>"; text: n
+        PresenceOn,           // "Presence on"
+        PresenceOff,          // "Presence off"
+        Presence,             // "Presence: <cn> online|offline"; text: "<cn> online|offline"
         Ping,                 // "PING"
         ShutdownNotice,       // "Server shutting down"
         QueueDeclared,        // "Queue declared"

@@ -26,6 +26,7 @@ enum class Command {
     Qos,       // qos <prefetch>
     Nack,      // nack <message_id> [requeue|drop]
     QueuePolicy, // queue_policy <queue> <max_length> <drop-head|reject-publish>
+    Presence,    // presence [on|off]: be told when the identities we may see come and go
     Unknown,
 };
 

@@ -16,6 +16,7 @@
 //   "Error: Invalid max length: expected a whole number from 0 to 1000000000"
 //   "Error: Invalid overflow policy: expected drop-head or reject-publish"
 //   "Error: pong takes no arguments"
+//   "Error: Invalid presence mode: expected on or off"
 //   "Error: Invalid request line: a carriage return may only end the line"
 
 namespace cmq::protocol {
@@ -40,6 +41,7 @@ constexpr words::CommandWord<Command> commands[] = {
     {"qos", Command::Qos},
     {"nack", Command::Nack},
     {"queue_policy", Command::QueuePolicy},
+    {"presence", Command::Presence},
 };
 static_assert(std::size(commands) == static_cast<size_t>(Command::Unknown));
 
@@ -302,6 +304,14 @@ ParseResult parseRequest(QByteArrayView line)
         return parseNumber(command, rest, 0, 65535,
                            "Error: Invalid prefetch count: expected a whole number from 0 to "
                            "65535");
+    case Command::Presence: {
+        const QByteArrayView mode = skipSpaces(rest);
+        if (mode.isEmpty())
+            return ok(command, {});
+        if (mode != "on" && mode != "off")
+            return invalid("Error: Invalid presence mode: expected on or off");
+        return ok(command, {mode});
+    }
     case Command::Pong:
         if (!skipSpaces(rest).isEmpty())
             return invalid("Error: pong takes no arguments");

@@ -128,6 +128,7 @@ public:
         received += protocol::reply::delivery(message.id, message.envelope, redelivered);
     }
     bool canTakeDeliveries() const override { return writable; }
+    void pushEvent(const QByteArray &line) override { received += line; }
 
     // The ids of the "Message: <id> ..." lines received so far, a "*" after a redelivered one.
     QStringList deliveredIds() const

@@ -106,6 +106,14 @@ void tst_ReplyReader::roundTrip_data()
     QTest::newRow("shutdownNotice")
         << reply::shutdownNotice() << Kind::ShutdownNotice << QByteArray() << QByteArray();
     QTest::newRow("qosSet") << reply::qosSet(0) << Kind::QosSet << QByteArray() << QByteArray("0");
+    QTest::newRow("presenceOn") << reply::presenceOn() << Kind::PresenceOn << QByteArray()
+                                << QByteArray();
+    QTest::newRow("presenceOff") << reply::presenceOff() << Kind::PresenceOff << QByteArray()
+                                 << QByteArray();
+    QTest::newRow("presence online") << reply::presence("svc-b", true) << Kind::Presence
+                                     << QByteArray() << QByteArray("svc-b online");
+    QTest::newRow("presence offline") << reply::presence("svc-b", false) << Kind::Presence
+                                      << QByteArray() << QByteArray("svc-b offline");
     QTest::newRow("something else")
         << QByteArray("Hello there\n") << Kind::Other << QByteArray() << QByteArray("Hello there");
     QTest::newRow("a Message line without json")
