@@ -28,8 +28,8 @@ if [ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -lt $((count + 100)) ]; t
     fi
 fi
 
-# The idle connections alone reach the default max_connections (10000); the benchmark's own
-# connections come on top.
+# The benchmark's own connections come on top of the N idle ones (the default max_connections,
+# 20000, would do for N = 10000).
 write_config sqlite warn "[performance]
 max_queue_size = 1000000"
 sed -i "s/^max_handshakes_per_ip = .*/&\nmax_connections = $((count + 100))/" "$work/config.toml"
