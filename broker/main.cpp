@@ -10,6 +10,7 @@
 #include "app/signalwatcher.h"
 #include "broker.h"
 #include "config/config.h"
+#include "net/openfilelimit.h"
 
 int main(int argc, char *argv[])
 {
@@ -58,6 +59,8 @@ int main(int argc, char *argv[])
                      qPrintable(logFiles.error()));
         return 1;
     }
+    // Before anything opens descriptors: every client connection needs one.
+    cmq::raiseOpenFileLimitFor(loaded->config.server.maxConnections);
     cmq::Broker broker(loaded->config);
     if (const cmq::Status started = broker.start(); !started) {
         std::fprintf(stderr, "ciphermq-broker: cannot start: %s\n", qPrintable(started.error()));

@@ -27,7 +27,7 @@ struct Config
         QString connectionType = "tls";   // only "tls" is supported
         qint64 maxLineBytes = 1 << 20;    // max_line_bytes: longest request line accepted
         int handshakeTimeoutMs = 10000;   // handshake_timeout_ms
-        int maxConnections = 10000;       // max_connections: open data connections, all clients
+        int maxConnections = 20000;       // max_connections: open data connections, all clients
         int maxHandshakes = 256;          // max_handshakes: connections still in TLS handshake
         int maxHandshakesPerIp = 32;      // max_handshakes_per_ip: the same, from one address
         qint64 outputBufferBytes = 4 << 20; // output_buffer_bytes: unsent output per connection

@@ -2,9 +2,11 @@
 
 #include <QLoggingCategory>
 #include <QSslSocket>
+#include <QTimer>
 
 #include "core/message.h"
 #include "handlers/dispatcher.h"
+#include "net/livenessclock.h"
 #include "protocol/lineframer.h"
 #include "protocol/replies.h"
 #include "protocol/request.h"
@@ -82,15 +84,18 @@ Session::Session(QSslSocket *socket, ClientIdentity identity, const SessionLimit
     m_sinceServerTraffic.start();
     m_sincePing.start();
     m_clock.start();
-    m_livenessTimer.setInterval(1000);
-    connect(&m_livenessTimer, &QTimer::timeout, this, &Session::onLivenessTick);
-    m_livenessTimer.start();
+    m_livenessClock = &LivenessClock::forCurrentThread();
+    m_livenessClock->add(this);
 
     // Data may have arrived together with the end of the handshake.
     QMetaObject::invokeMethod(this, &Session::onReadyRead, Qt::QueuedConnection);
 }
 
-Session::~Session() = default;
+Session::~Session()
+{
+    if (m_livenessClock)
+        m_livenessClock->remove(this);
+}
 
 void Session::onReadyRead()
 {
@@ -365,7 +370,10 @@ void Session::finish()
 {
     if (m_finished || m_draining)
         return;
-    m_livenessTimer.stop();
+    if (m_livenessClock) {
+        m_livenessClock->remove(this);
+        m_livenessClock = nullptr;
+    }
     if (m_closing || m_shuttingDown)
         return release(); // we stopped reading it on purpose
     // Acks, nacks and publishes that arrived with the close take effect before the router

@@ -10,7 +10,6 @@
 #include <QElapsedTimer>
 #include <QObject>
 #include <QPointer>
-#include <QTimer>
 
 #include "core/endpoint.h"
 #include "net/clientidentity.h"
@@ -21,6 +20,7 @@ class QSslSocket;
 namespace cmq {
 
 class Dispatcher;
+class LivenessClock;
 class Session;
 
 struct SessionLimits
@@ -110,6 +110,8 @@ Q_SIGNALS:
     void closed(Session *session);   // the socket is gone; the session deletes itself next
 
 private:
+    friend class LivenessClock; // calls onLivenessTick() once a second
+
     void onReadyRead();
     void processBuffer();
     void handleLine(QByteArrayView line);
@@ -140,7 +142,7 @@ private:
 
     ReplyQueue m_replies;
 
-    QTimer m_livenessTimer;
+    QPointer<LivenessClock> m_livenessClock; // shared by all sessions; null once finished
     QElapsedTimer m_sinceClientTraffic;
     QElapsedTimer m_sinceServerTraffic;
     QElapsedTimer m_sincePing;

@@ -80,6 +80,12 @@ void TlsListener::release(const QString &ipKey)
         m_inHandshakeByIp.erase(it);
 }
 
+// What an idle connection costs (docs/ARCHITECTURE.md, "A connection's memory"): Qt's OpenSSL
+// backend already sets SSL_MODE_RELEASE_BUFFERS on the SSL_CTX it makes for every QSslSocket,
+// so OpenSSL's record buffers are freed while the connection is quiet; Qt 6.4 gives no sound way
+// to reach the SSL* or share one SSL_CTX, and its backend options (SSL_CONF_cmd without the
+// server flag) cannot set server-only settings such as NumTickets. What remains per socket is
+// that SSL_CTX, the SSL object, and the read and write chunks Qt's buffers keep once allocated.
 void TlsListener::incomingConnection(qintptr descriptor)
 {
     auto *socket = new QSslSocket(this);

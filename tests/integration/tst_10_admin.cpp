@@ -444,7 +444,7 @@ void tst_Admin::rateLimits()
     QCOMPARE(settings.value("global_rps").toDouble(), 100.0);
     QCOMPARE(settings.value("publish_burst").toDouble(), 100.0);
     QCOMPARE(settings.value("max_connections_per_cn").toInt(), 20);
-    QCOMPARE(settings.value("max_connections").toInt(), 10000);
+    QCOMPARE(settings.value("max_connections").toInt(), 20000);
     QCOMPARE(limits.value("handshakes_in_progress").toInt(), 0);
     const QJsonArray buckets = limits.value("buckets").toArray();
     // Connection counts are kept even while the limits are off.
