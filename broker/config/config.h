@@ -109,6 +109,15 @@ struct Config
     struct Acl {
         QStringList senderCns, receiverCns, adminCns;
     } acl;
+
+    // Leadership among brokers sharing one database (docs/OPERATIONS.md, High availability).
+    struct Cluster {
+        QString nodeId;          // node_id; default "<host name>:<server port>"
+        QString clientAddress;   // client_address: sent to clients by a standby; default
+                                 // server.address, with the host name for 0.0.0.0 / ::
+        int leaseMs = 10000;     // lease_ms: an active that cannot renew for this long steps down
+        int pollMs = 1000;       // poll_ms: how often the lease is renewed, and leadership tried
+    } cluster;
 };
 
 struct LoadedConfig
