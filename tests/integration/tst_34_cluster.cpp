@@ -9,10 +9,12 @@
 
 #include <QSqlError>
 #include <QSqlQuery>
+#include <QTcpSocket>
 #include <QtTest>
 
 #include "brokerprocess.h"
 #include "testclient.h"
+#include "testenv.h"
 #include "testpostgres.h"
 
 using namespace cmq::test;
@@ -49,6 +51,23 @@ QByteArray greeting(quint16 port)
     return client.readLine(5000);
 }
 
+// The body of GET /metrics from the plain-HTTP metrics listener on `port`.
+QByteArray metricsText(quint16 port)
+{
+    QTcpSocket socket;
+    socket.connectToHost(QHostAddress::LocalHost, port);
+    if (!socket.waitForConnected(5000))
+        return {};
+    socket.write("GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+    QByteArray all;
+    QDeadlineTimer deadline(10000);
+    while (socket.state() == QAbstractSocket::ConnectedState && !deadline.hasExpired()) {
+        socket.waitForReadyRead(int(qMin<qint64>(500, deadline.remainingTime())));
+        all += socket.readAll();
+    }
+    return all + socket.readAll();
+}
+
 } // namespace
 
 class tst_Cluster : public QObject
@@ -62,6 +81,7 @@ private Q_SLOTS:
     void killActiveMidStream();
     void sigtermHandsOverAtOnce();
     void frozenActiveIsFenced();
+    void sqliteSecondNodeIsStandby();
 
 private:
     void configure(BrokerProcess &node, const QByteArray &name, int leaseMs, int pollMs);
@@ -129,6 +149,9 @@ void tst_Cluster::standbyRedirects()
 {
     configure(m_a, "node-a", 10000, 1000);
     configure(m_b, "node-b", 10000, 1000);
+    const quint16 metricsA = freePort(), metricsB = freePort();
+    m_a.set("admin.metrics_http_address", QStringLiteral("\"127.0.0.1:%1\"").arg(metricsA));
+    m_b.set("admin.metrics_http_address", QStringLiteral("\"127.0.0.1:%1\"").arg(metricsB));
     QVERIFY2(m_a.start(), m_a.output().constData());
     QVERIFY2(m_b.start(), m_b.output().constData());
     QTRY_VERIFY2_WITH_TIMEOUT(m_b.output().contains("standby"), m_b.output().constData(), 10000);
@@ -144,6 +167,14 @@ void tst_Cluster::standbyRedirects()
     QCOMPARE(eager.readLine(), redirectTo(m_a.port()));
     QVERIFY(eager.waitForDisconnected());
     QVERIFY(serves(m_a.port(), "receiver_1_active"));
+
+    const QByteArray active = metricsText(metricsA), standby = metricsText(metricsB);
+    QVERIFY2(active.contains("\nciphermq_cluster_role 1\n"), active.constData());
+    QVERIFY2(active.contains("\nciphermq_cluster_epoch 1\n"), active.constData());
+    QVERIFY2(active.contains("\nciphermq_cluster_takeovers_total 1\n"), active.constData());
+    QVERIFY2(standby.contains("\nciphermq_cluster_role 0\n"), standby.constData());
+    QVERIFY2(standby.contains("\nciphermq_cluster_epoch 1\n"), standby.constData());
+    QVERIFY2(standby.contains("\nciphermq_cluster_takeovers_total 0\n"), standby.constData());
 }
 
 void tst_Cluster::killActiveMidStream()
@@ -255,6 +286,33 @@ void tst_Cluster::frozenActiveIsFenced()
     QCOMPARE(query.value(0).toInt(), 0);
     QTRY_COMPARE_WITH_TIMEOUT(greeting(m_a.port()), redirectTo(m_b.port()), 60000);
     QCOMPARE(drain(m_b.port(), "receiver_1_frozen"), (QSet<QByteArray>{"before"}));
+}
+
+// One SQLite file: the second broker waits on the file lock as a standby and takes over when
+// the first exits.
+void tst_Cluster::sqliteSecondNodeIsStandby()
+{
+    BrokerProcess a, b; // on SQLite, unlike the members
+    QTemporaryDir shared;
+    const QString path = QStringLiteral("\"%1\"").arg(shared.filePath(QStringLiteral("cmq.db")));
+    for (BrokerProcess *node : {&a, &b}) {
+        node->set("database.path", path);
+        node->set("cluster.client_address", QStringLiteral("\"127.0.0.1:%1\"").arg(node->port()));
+        node->set("cluster.poll_ms", "200");
+    }
+    QVERIFY2(a.start(), a.output().constData());
+    QVERIFY2(b.start(), b.output().constData());
+    QCOMPARE(greeting(b.port()), redirectTo(a.port()));
+    declare(a.port(), "receiver_1_lite");
+    {
+        TestClient sender("sender_1");
+        QVERIFY(sender.connectTo(a.port()));
+        QCOMPARE(sender.request("publish CipherMQ_exchange receiver_1_lite " + envelope("lite-1")),
+                 "ACK lite-1");
+    }
+    QVERIFY(a.terminate());
+    QTRY_VERIFY_WITH_TIMEOUT(serves(b.port(), "receiver_1_lite"), 30000);
+    QCOMPARE(drain(b.port(), "receiver_1_lite"), (QSet<QByteArray>{"lite-1"}));
 }
 
 QTEST_GUILESS_MAIN(tst_Cluster)
