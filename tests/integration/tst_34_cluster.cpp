@@ -7,12 +7,16 @@
 #include <csignal>
 #include <memory>
 
+#include <QSignalSpy>
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QTcpSocket>
 #include <QtTest>
 
 #include "brokerprocess.h"
+#include "client/blockingclient.h"
+#include "client/client.h"
+#include "clienttest.h"
 #include "testclient.h"
 #include "testenv.h"
 #include "testpostgres.h"
@@ -82,6 +86,7 @@ private Q_SLOTS:
     void sigtermHandsOverAtOnce();
     void frozenActiveIsFenced();
     void sqliteSecondNodeIsStandby();
+    void clientLibraryFollowsTheActive();
 
 private:
     void configure(BrokerProcess &node, const QByteArray &name, int leaseMs, int pollMs);
@@ -313,6 +318,40 @@ void tst_Cluster::sqliteSecondNodeIsStandby()
     QVERIFY(a.terminate());
     QTRY_VERIFY_WITH_TIMEOUT(serves(b.port(), "receiver_1_lite"), 30000);
     QCOMPARE(drain(b.port(), "receiver_1_lite"), (QSet<QByteArray>{"lite-1"}));
+}
+
+// The client library, given both nodes standby first: it moves on from the redirect line at
+// once, and after kill -9 of the active finds the new one, where its subscription is restored.
+void tst_Cluster::clientLibraryFollowsTheActive()
+{
+    using namespace cmq::client;
+    constexpr int Patience = 60000;
+    configure(m_a, "node-a", 3000, 500);
+    configure(m_b, "node-b", 3000, 500);
+    QVERIFY2(m_a.start(), m_a.output().constData());
+    QVERIFY2(m_b.start(), m_b.output().constData());
+    QTemporaryDir keys;
+    Client receiver(clientOptions("svc-c", {m_b.port(), m_a.port()}, makeKeyPair(keys, "svc-c")));
+    Inbox inbox;
+    QVERIFY(receiver.listen(inbox.handler()).ok());
+    QSignalSpy subscribed(&receiver, &Client::subscribed);
+    QSignalSpy failed(&receiver, &Client::connectionFailed);
+    QSignalSpy connected(&receiver, &Client::connected);
+    QVERIFY(receiver.start().ok());
+    QTRY_COMPARE_WITH_TIMEOUT(subscribed.size(), 1, Patience);
+    QCOMPARE(connected.first().at(0).toString(), QStringLiteral("127.0.0.1:%1").arg(m_a.port()));
+    QVERIFY(!failed.isEmpty());
+    QVERIFY2(failed.first().at(1).toString().contains(QString::fromUtf8(redirectTo(m_a.port()))),
+             qPrintable(failed.first().at(1).toString()));
+
+    m_a.kill();
+    QTRY_COMPARE_WITH_TIMEOUT(subscribed.size(), 2, Patience);
+    QCOMPARE(connected.last().at(0).toString(), QStringLiteral("127.0.0.1:%1").arg(m_b.port()));
+    BlockingClient sender(clientOptions("svc-a", {m_a.port(), m_b.port()}));
+    QVERIFY(sender.connect(Patience).ok());
+    QVERIFY(sender.send("svc-c", "after takeover", Patience).ok());
+    QTRY_COMPARE_WITH_TIMEOUT(inbox.distinct(), 1, Patience);
+    QCOMPARE(inbox.payloadById.values().first(), "after takeover");
 }
 
 QTEST_GUILESS_MAIN(tst_Cluster)
