@@ -180,6 +180,10 @@ void tst_Cluster::standbyRedirects()
     QVERIFY2(standby.contains("\nciphermq_cluster_role 0\n"), standby.constData());
     QVERIFY2(standby.contains("\nciphermq_cluster_epoch 1\n"), standby.constData());
     QVERIFY2(standby.contains("\nciphermq_cluster_takeovers_total 0\n"), standby.constData());
+    // A standby stops as cleanly as an active node.
+    QVERIFY(m_b.terminate());
+    QCOMPARE(m_b.exitStatus(), QProcess::NormalExit);
+    QCOMPARE(m_b.exitCode(), 0);
 }
 
 void tst_Cluster::killActiveMidStream()
