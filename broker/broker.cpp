@@ -11,6 +11,7 @@
 #include "core/presence.h"
 #include "core/router.h"
 #include "core/services.h"
+#include "cluster/leadership.h"
 #include "limits/ratelimiter.h"
 #include "metrics/brokermetrics.h"
 #include "metrics/metricshttpserver.h"
@@ -78,10 +79,12 @@ Broker::~Broker()
 
 Status Broker::start()
 {
+    // Leadership first: only the active node reads the database's state and serves it.
+    m_leadership = std::make_unique<Leadership>(m_config.database, m_config.cluster);
+    const Result<Leadership::Status> leadership = m_leadership->start();
+    if (!leadership)
+        return failure(leadership.error());
     m_storage = std::make_unique<storage::Storage>(m_config.database, m_config.encryption.aesKey);
-    Result<storage::RecoveredState> recovered = m_storage->openAndRecover();
-    if (!recovered)
-        return failure(recovered.error());
 
     applyMemoryBudget();
     m_memory.onAlarmChanged = [this](bool on) {
@@ -103,7 +106,11 @@ Status Broker::start()
     connect(&m_memorySampler, &QTimer::timeout, this, &Broker::sampleConnectionMemory);
     m_memorySampler.start();
     m_router = std::make_unique<Router>(*m_storage, m_config.performance, m_memory);
-    m_router->restore(recovered.value());
+    if (leadership->active) {
+        if (const Status served = serve(); !served)
+            return served;
+    }
+    connect(m_leadership.get(), &Leadership::changed, this, &Broker::onLeadershipChanged);
     m_clock = std::make_unique<limits::SteadyClock>();
     m_limiter = std::make_unique<limits::RateLimiter>(m_config.rateLimit, *m_clock);
     m_presence = std::make_unique<Presence>(m_config.acl.presenceGroups,
@@ -140,6 +147,43 @@ Status Broker::start()
     return success();
 }
 
+Status Broker::serve()
+{
+    const Leadership::Status &status = m_leadership->status();
+    Result<storage::RecoveredState> recovered = m_storage->openAndRecover(status.epoch);
+    if (!recovered)
+        return failure(recovered.error());
+    m_router->restore(recovered.value());
+    m_serving = true;
+    qCInfo(lcBroker, "active (node %s, epoch %lld): serving %lld queues, %lld messages",
+           qUtf8Printable(status.nodeId), status.epoch, qlonglong(recovered->queues.size()),
+           qlonglong(recovered->entries.size()));
+    return success();
+}
+
+void Broker::onLeadershipChanged(const Leadership::Status &status)
+{
+    if (m_shuttingDown)
+        return;
+    if (status.active && !m_serving) {
+        if (const Status served = serve(); !served) {
+            qCCritical(lcBroker, "cannot serve after taking over: %s",
+                       qUtf8Printable(served.error()));
+            Q_EMIT restartRequested(served.error());
+        }
+    } else if (!status.active && m_serving) {
+        Q_EMIT restartRequested(status.reason);
+    }
+}
+
+QByteArray Broker::standbyRefusal() const
+{
+    const Leadership::Status &status = m_leadership->status();
+    if (status.activeAddress.isEmpty() || status.activeNodeId == status.nodeId)
+        return QByteArrayLiteral("Standby: no active node yet");
+    return "Standby: the active node is " + status.activeAddress.toUtf8();
+}
+
 void Broker::setUpMetrics()
 {
     m_metrics = std::make_unique<metrics::BrokerMetrics>();
@@ -172,6 +216,7 @@ void Broker::setUpMetrics()
             return m_admin ? m_admin->handshakesInProgress() : 0;
         return m_listener.handshakesInProgress();
     };
+    sources.cluster = [this] { return m_leadership->status(); };
     m_metrics->setSources(std::move(sources));
     m_metrics->setBrokerInfo(QJsonObject{
         {QStringLiteral("version"), QStringLiteral(CIPHERMQ_VERSION)},
@@ -324,6 +369,8 @@ void Broker::admit(QSslSocket *socket)
     };
     if (m_shuttingDown)
         return refuse("shutting_down", "Server shutting down");
+    if (!m_serving)
+        return refuse("standby", standbyRefusal());
     if (const auto refused = tls::identityRefusal(certificate, m_revokedSerials))
         return refuse(qPrintable(refused->reason), refused->text.toUtf8());
     const Roles roles = m_acl.rolesFor(cn);

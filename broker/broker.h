@@ -11,6 +11,7 @@
 #include <QTimer>
 
 #include "acl/aclmanager.h"
+#include "cluster/leadership.h"
 #include "config/config.h"
 #include "limits/memorybudget.h"
 #include "net/tlslistener.h"
@@ -52,6 +53,9 @@ public:
     void shutdown(std::function<void()> done);
 
     quint16 serverPort() const;
+    // Serving the data path (the active node), or a standby that refuses it.
+    bool isServing() const { return m_serving; }
+    const Leadership::Status &clusterStatus() const { return m_leadership->status(); }
     qsizetype sessionCount() const { return m_sessions.size(); }
 
     // Re-reads the configuration file and applies [acl], admin.allowed_cns, [rate_limit] and
@@ -61,7 +65,15 @@ public:
     // The reply object of docs/ADMIN-PROTOCOL.md, or the error line's text.
     Result<QJsonObject> reload();
 
+Q_SIGNALS:
+    // This node stopped being the active one (or could not start serving as it): it must
+    // start over as a standby, from a clean state (main() restarts the process).
+    void restartRequested(const QString &reason);
+
 private:
+    Status serve();
+    void onLeadershipChanged(const Leadership::Status &status);
+    QByteArray standbyRefusal() const;
     void setUpMetrics();
     Status startAdmin(const QSslConfiguration &tls);
     void admit(QSslSocket *socket);
@@ -74,6 +86,7 @@ private:
     AclManager m_acl;
     limits::MemoryBudget m_memory; // declared before the router, which reports to it
     QTimer m_memorySampler;
+    std::unique_ptr<Leadership> m_leadership; // declared before the storage: released after it
     std::unique_ptr<Router> m_router;
     std::unique_ptr<storage::Storage> m_storage; // declared after the router: destroyed first
     std::unique_ptr<Services> m_services;
@@ -89,6 +102,7 @@ private:
     QHash<quint64, Session *> m_sessions;
     quint64 m_nextConnectionId = 1;
     bool m_shuttingDown = false;
+    bool m_serving = false;
     std::function<void()> m_shutdownDone;
 };
 

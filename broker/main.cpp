@@ -1,6 +1,10 @@
 // ciphermq-broker: parses the command line, loads the configuration and runs the Broker.
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+
+#include <unistd.h>
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
@@ -11,6 +15,13 @@
 #include "broker.h"
 #include "config/config.h"
 #include "net/openfilelimit.h"
+
+namespace {
+
+// app.exec()'s result when the node stepped down: the process starts over as a standby.
+constexpr int RestartAsStandby = 75;
+
+} // namespace
 
 int main(int argc, char *argv[])
 {
@@ -61,32 +72,55 @@ int main(int argc, char *argv[])
     }
     // Before anything opens descriptors: every client connection needs one.
     cmq::raiseOpenFileLimitFor(loaded->config.server.maxConnections);
-    cmq::Broker broker(loaded->config);
-    if (const cmq::Status started = broker.start(); !started) {
-        std::fprintf(stderr, "ciphermq-broker: cannot start: %s\n", qPrintable(started.error()));
-        return 1;
-    }
+    int exitCode = 0;
+    {
+        cmq::Broker broker(loaded->config);
+        if (const cmq::Status started = broker.start(); !started) {
+            std::fprintf(stderr, "ciphermq-broker: cannot start: %s\n",
+                         qPrintable(started.error()));
+            return 1;
+        }
 
-    cmq::SignalWatcher signalWatcher;
-    QObject::connect(&signalWatcher, &cmq::SignalWatcher::terminateRequested, &broker, [&broker] {
-        (void)cmq::sdNotifyStopping(); // best effort: systemd sees the exit anyway
-        broker.shutdown([] { QCoreApplication::exit(0); });
-    });
-    QObject::connect(&signalWatcher, &cmq::SignalWatcher::reloadRequested, &broker, [&broker] {
-        // The outcome is logged by reload() itself.
-        (void)broker.reload();
-    });
+        cmq::SignalWatcher signalWatcher;
+        QObject::connect(
+            &signalWatcher, &cmq::SignalWatcher::terminateRequested, &broker, [&broker] {
+                (void)cmq::sdNotifyStopping(); // best effort: systemd sees the exit anyway
+                broker.shutdown([] { QCoreApplication::exit(0); });
+            });
+        // A deposed active keeps nothing of its time as active: it tells its clients, lets
+        // the storage write what it still can (the epoch refuses it) and starts over.
+        QObject::connect(&broker, &cmq::Broker::restartRequested, &broker,
+                         [&broker](const QString &reason) {
+                             std::fprintf(stderr,
+                                          "ciphermq-broker: no longer the active node (%s); "
+                                          "restarting as a standby\n",
+                                          qPrintable(reason));
+                             broker.shutdown([] { QCoreApplication::exit(RestartAsStandby); });
+                         });
+        QObject::connect(&signalWatcher, &cmq::SignalWatcher::reloadRequested, &broker, [&broker] {
+            // The outcome is logged by reload() itself.
+            (void)broker.reload();
+        });
 
-    const auto &address = loaded->config.server.address;
-    std::printf("ciphermq-broker %s ready on %s:%u (storage: %s)\n", CIPHERMQ_VERSION,
-                qPrintable(address.host.toString()), unsigned(broker.serverPort()),
-                qPrintable(loaded->config.database.driver));
-    std::fflush(stdout);
-    // Type=notify: systemd counts the service as started (and starts what is ordered after it)
-    // only now, once storage is recovered and the listener is up.
-    if (const cmq::Status notified = cmq::sdNotifyReady(
-            QStringLiteral("Ready on %1:%2").arg(address.host.toString()).arg(broker.serverPort()));
-        !notified)
-        std::fprintf(stderr, "ciphermq-broker: warning: %s\n", qPrintable(notified.error()));
-    return app.exec();
+        const auto &address = loaded->config.server.address;
+        std::printf("ciphermq-broker %s ready on %s:%u (storage: %s%s)\n", CIPHERMQ_VERSION,
+                    qPrintable(address.host.toString()), unsigned(broker.serverPort()),
+                    qPrintable(loaded->config.database.driver),
+                    broker.isServing() ? "" : ", standby");
+        std::fflush(stdout);
+        // Type=notify: systemd counts the service as started (and starts what is ordered after it)
+        // only now, once storage is recovered and the listener is up.
+        if (const cmq::Status notified = cmq::sdNotifyReady(QStringLiteral("Ready on %1:%2")
+                                                                .arg(address.host.toString())
+                                                                .arg(broker.serverPort()));
+            !notified)
+            std::fprintf(stderr, "ciphermq-broker: warning: %s\n", qPrintable(notified.error()));
+        exitCode = app.exec();
+    } // the broker is gone here: its last commits written, the leadership lock released
+    if (exitCode != RestartAsStandby)
+        return exitCode;
+    std::fflush(nullptr);
+    ::execv("/proc/self/exe", argv);
+    std::fprintf(stderr, "ciphermq-broker: cannot restart: %s\n", std::strerror(errno));
+    return 1;
 }

@@ -58,6 +58,9 @@ QStringList restartRequired(const Config &r, const Config &n)
     check(!same(r.admin.metricsHttpAddress, n.admin.metricsHttpAddress),
           "admin.metrics_http_address");
     check(r.admin.metricsHttpTls != n.admin.metricsHttpTls, "admin.metrics_http_tls");
+    check(r.cluster.nodeId != n.cluster.nodeId || r.cluster.clientAddress != n.cluster.clientAddress
+              || r.cluster.leaseMs != n.cluster.leaseMs || r.cluster.pollMs != n.cluster.pollMs,
+          "cluster");
     return keys;
 }
 

@@ -261,6 +261,7 @@ QJsonObject full(const AdminContext &context, const QList<AdminSession *> &admin
         {QStringLiteral("process"), metrics::BrokerMetrics::processJson()},
         {QStringLiteral("storage"), m.storageJson()},
         {QStringLiteral("memory"), m.memoryJson()},
+        {QStringLiteral("cluster"), m.clusterJson()},
     };
     if (sections & admin::Section::Queues)
         o.insert(QStringLiteral("queues"), queues(context.router));

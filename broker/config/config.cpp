@@ -5,6 +5,7 @@
 
 #include <QFile>
 #include <QFileInfo>
+#include <QSysInfo>
 
 #include "tomlreader.h"
 
@@ -248,6 +249,28 @@ void readAcl(TomlReader &r, Config::Acl &a)
     }
 }
 
+void readCluster(TomlReader &r, Config::Cluster &c, const HostPort &server)
+{
+    r.enterSection("cluster");
+    const bool anyHost = server.host == QHostAddress::AnyIPv4 || server.host == QHostAddress::Any
+                         || server.host == QHostAddress::AnyIPv6;
+    const QString host = anyHost ? QSysInfo::machineHostName() : server.host.toString();
+    const QString hostPort = QStringLiteral("%1:%2").arg(host).arg(server.port);
+    c.nodeId = QStringLiteral("%1:%2").arg(QSysInfo::machineHostName()).arg(server.port);
+    c.clientAddress = anyHost ? hostPort : server.text;
+    r.readString("node_id", c.nodeId);
+    r.readString("client_address", c.clientAddress);
+    r.readInt("lease_ms", c.leaseMs, 200, kIntMax);
+    r.readInt("poll_ms", c.pollMs, 10, kIntMax);
+    if (c.nodeId.isEmpty())
+        r.fail(r.qualified("node_id"), QStringLiteral("must not be empty"));
+    if (qint64(c.pollMs) * 2 > c.leaseMs)
+        r.fail(r.qualified("poll_ms"),
+               QStringLiteral("must be at most half of cluster.lease_ms (%1), so that a lease "
+                              "is renewed at least twice before it runs out")
+                   .arg(c.leaseMs));
+}
+
 } // namespace
 
 Result<LoadedConfig> loadConfig(const QString &path)
@@ -288,6 +311,7 @@ Result<LoadedConfig> loadConfig(const QString &path)
     readAdmin(r, c.admin);
     readRateLimit(r, c.rateLimit);
     readAcl(r, c.acl);
+    readCluster(r, c.cluster, c.server.address);
     r.reportUnknown();
     if (!r.ok())
         return R::failure(r.error());

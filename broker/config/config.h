@@ -113,6 +113,15 @@ struct Config
         QList<QStringList> presenceGroups;
         int presenceDebounceMs = 2000; // presence_debounce_ms: how long a leaver may come back
     } acl;
+
+    // Leadership among brokers sharing one database (docs/OPERATIONS.md, High availability).
+    struct Cluster {
+        QString nodeId;          // node_id; default "<host name>:<server port>"
+        QString clientAddress;   // client_address: sent to clients by a standby; default
+                                 // server.address, with the host name for 0.0.0.0 / ::
+        int leaseMs = 10000;     // lease_ms: an active that cannot renew for this long steps down
+        int pollMs = 1000;       // poll_ms: how often the lease is renewed, and leadership tried
+    } cluster;
 };
 
 struct LoadedConfig

@@ -243,6 +243,23 @@ QJsonObject BrokerMetrics::storageJson() const
     };
 }
 
+QJsonObject BrokerMetrics::clusterJson() const
+{
+    if (!m_sources.cluster)
+        return {};
+    const storage::ClusterStatus c = m_sources.cluster();
+    return QJsonObject{
+        {QStringLiteral("node_id"), c.nodeId},
+        {QStringLiteral("role"), c.active ? QStringLiteral("active") : QStringLiteral("standby")},
+        {QStringLiteral("epoch"), c.epoch},
+        {QStringLiteral("leader_since"),
+         c.leaderSince.isValid() ? isoTime(c.leaderSince) : QString()},
+        {QStringLiteral("active_node_id"), c.activeNodeId},
+        {QStringLiteral("active_address"), c.activeAddress},
+        {QStringLiteral("takeovers"), qint64(c.takeovers)},
+    };
+}
+
 MemoryFigures BrokerMetrics::memoryFigures() const
 {
     MemoryFigures f;
@@ -323,6 +340,18 @@ QList<MetricFamily> BrokerMetrics::families()
     out << single("ciphermq_process_open_fds", Type::Gauge,
                   "File descriptors the broker process has open.", double(process.openFds));
 
+    if (m_sources.cluster) {
+        const storage::ClusterStatus cluster = m_sources.cluster();
+        out << single("ciphermq_cluster_role", Type::Gauge,
+                      "1 while this node is the active one, 0 while it is a standby.",
+                      cluster.active ? 1 : 0);
+        out << single("ciphermq_cluster_epoch", Type::Gauge,
+                      "The leadership epoch: this node's while active, else the newest seen.",
+                      double(cluster.epoch));
+        out << single("ciphermq_cluster_takeovers_total", Type::Counter,
+                      "Times this broker process became the active node.",
+                      double(cluster.takeovers));
+    }
     if (m_sources.memory) {
         const MemoryFigures m = memoryFigures();
         for (const MemoryFigureSpec &spec : kMemoryFigureSpecs)

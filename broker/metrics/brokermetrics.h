@@ -18,6 +18,7 @@
 #include "metrics/histogram.h"
 #include "metrics/metrictables.h"
 #include "metrics/prometheuswriter.h"
+#include "storage/leaderelection.h"
 #include "storage/storage.h"
 
 namespace cmq {
@@ -50,6 +51,7 @@ struct MetricsSources
     const limits::MemoryBudget *memory = nullptr;
     std::function<QList<ConnectionSample>()> connections;
     std::function<int(const QString &listener)> handshakesInProgress;
+    std::function<storage::ClusterStatus()> cluster; // this node's leadership
 };
 
 class BrokerMetrics final : public QObject
@@ -88,6 +90,7 @@ public:
     QJsonObject ratesJson() const;
     QJsonObject totalsJson() const;
     QJsonObject storageJson() const;
+    QJsonObject clusterJson() const; // the snapshot's "cluster" section
     QJsonObject memoryJson() const;
     static QJsonObject processJson();
 

@@ -93,6 +93,62 @@ const QList<Migration> &migrations()
              {"ALTER TABLE message_metadata SET (fillfactor = 50)", Runs::OnPostgresOnly},
              {"ALTER TABLE queue_entries SET (fillfactor = 70)", Runs::OnPostgresOnly},
          }},
+        {3,
+         "cluster leadership: the leader row and its fencing epoch",
+         // One row: the active node and its epoch, bumped by every takeover. On PostgreSQL a
+         // statement trigger on every table the broker writes checks, within the writing
+         // transaction, that a connection which declared an epoch (ciphermq.epoch) still holds
+         // the current one, and keeps the row locked FOR SHARE until that transaction ends, so
+         // a takeover waits for it and a deposed node can commit nothing afterwards
+         // (docs/STORAGE.md). Connections that declare no epoch (migrations, operators) pass.
+         {
+             {R"(CREATE TABLE cluster_leader (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    epoch {bigint} NOT NULL,
+                    node_id TEXT NOT NULL,
+                    client_address TEXT NOT NULL,
+                    since {time},
+                    renewed_at {time}))"},
+             {"INSERT INTO cluster_leader (id, epoch, node_id, client_address) "
+              "VALUES (1, 0, '', '')"},
+             {R"(CREATE FUNCTION ciphermq_check_epoch() RETURNS trigger LANGUAGE plpgsql AS $$
+                DECLARE
+                    declared TEXT := current_setting('ciphermq.epoch', true);
+                BEGIN
+                    IF declared IS NULL OR declared = '' THEN
+                        RETURN NULL;
+                    END IF;
+                    PERFORM 1 FROM cluster_leader WHERE id = 1 AND epoch = declared::BIGINT
+                        FOR SHARE;
+                    IF NOT FOUND THEN
+                        RAISE EXCEPTION 'fenced: leadership epoch % is no longer current, '
+                            'another node is active', declared;
+                    END IF;
+                    RETURN NULL;
+                END $$)",
+              Runs::OnPostgresOnly},
+             {"CREATE TRIGGER ciphermq_fence BEFORE INSERT OR UPDATE OR DELETE ON message_metadata "
+              "FOR EACH STATEMENT EXECUTE FUNCTION ciphermq_check_epoch()",
+              Runs::OnPostgresOnly},
+             {"CREATE TRIGGER ciphermq_fence BEFORE INSERT OR UPDATE OR DELETE ON message_bodies "
+              "FOR EACH STATEMENT EXECUTE FUNCTION ciphermq_check_epoch()",
+              Runs::OnPostgresOnly},
+             {"CREATE TRIGGER ciphermq_fence BEFORE INSERT OR UPDATE OR DELETE ON queue_entries "
+              "FOR EACH STATEMENT EXECUTE FUNCTION ciphermq_check_epoch()",
+              Runs::OnPostgresOnly},
+             {"CREATE TRIGGER ciphermq_fence BEFORE INSERT OR UPDATE OR DELETE ON exchanges "
+              "FOR EACH STATEMENT EXECUTE FUNCTION ciphermq_check_epoch()",
+              Runs::OnPostgresOnly},
+             {"CREATE TRIGGER ciphermq_fence BEFORE INSERT OR UPDATE OR DELETE ON queues "
+              "FOR EACH STATEMENT EXECUTE FUNCTION ciphermq_check_epoch()",
+              Runs::OnPostgresOnly},
+             {"CREATE TRIGGER ciphermq_fence BEFORE INSERT OR UPDATE OR DELETE ON bindings "
+              "FOR EACH STATEMENT EXECUTE FUNCTION ciphermq_check_epoch()",
+              Runs::OnPostgresOnly},
+             {"CREATE TRIGGER ciphermq_fence BEFORE INSERT OR UPDATE OR DELETE ON public_keys "
+              "FOR EACH STATEMENT EXECUTE FUNCTION ciphermq_check_epoch()",
+              Runs::OnPostgresOnly},
+         }},
     };
     return list;
 }

@@ -126,13 +126,14 @@ Storage::~Storage()
     // so no callback runs after this point.
 }
 
-Result<RecoveredState> Storage::openAndRecover()
+Result<RecoveredState> Storage::openAndRecover(qint64 fencingEpoch)
 {
     if (m_opened)
         return Result<RecoveredState>::failure(QStringLiteral("storage is already open"));
     std::optional<Result<RecoveredState>> result;
     QMetaObject::invokeMethod(
-        m_worker, [&] { result = m_worker->openAndRecover(); }, Qt::BlockingQueuedConnection);
+        m_worker, [&] { result = m_worker->openAndRecover(fencingEpoch); },
+        Qt::BlockingQueuedConnection);
     if (!result)
         return Result<RecoveredState>::failure(QStringLiteral("storage worker did not run"));
     m_opened = result->ok();

@@ -105,8 +105,10 @@ public:
                      QObject *parent = nullptr);
     ~Storage() override; // drains pending batched writes, then stops the worker
 
-    // Start-up only, blocking: connect (retrying as configured), apply migrations, load state.
-    Result<RecoveredState> openAndRecover();
+    // Start-up (or takeover) only, blocking: connect (retrying as configured), apply
+    // migrations, load state. With a `fencingEpoch` (PostgreSQL), every write transaction
+    // fails once another node has taken over (docs/STORAGE.md, Leadership and fencing).
+    Result<RecoveredState> openAndRecover(qint64 fencingEpoch = 0);
 
     using StatusCallback = std::function<void(Status)>;
 

@@ -1,13 +1,12 @@
 #include "storageworker.h"
 
-#include <QDir>
-#include <QFileInfo>
 #include <QRandomGenerator>
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QThread>
 #include <QTimer>
 
+#include "connection.h"
 #include "keystore.h"
 #include "migrations.h"
 #include "recovery.h"
@@ -27,11 +26,6 @@ constexpr int PurgeIntervalMs = 60 * 60 * 1000;
 QString unavailableError()
 {
     return QStringLiteral("storage unavailable");
-}
-
-QString oneLine(QString text)
-{
-    return text.simplified();
 }
 
 } // namespace
@@ -66,8 +60,9 @@ void StorageWorker::setRetentionDays(int days)
     m_retentionDays = qMax(0, days);
 }
 
-Result<RecoveredState> StorageWorker::openAndRecover()
+Result<RecoveredState> StorageWorker::openAndRecover(qint64 fencingEpoch)
 {
+    m_fencingEpoch = fencingEpoch;
     using R = Result<RecoveredState>;
     if (!m_dialect) {
         return R::failure(QStringLiteral("unknown database.driver '%1' (expected postgresql or "
@@ -104,64 +99,27 @@ Result<RecoveredState> StorageWorker::openAndRecover()
 
 bool StorageWorker::openConnection(QString *error)
 {
-    const QString driver = m_dialect->qtDriver;
-    const QString where =
-        m_dialect->isPostgres()
-            ? QStringLiteral("cannot connect to PostgreSQL at %1:%2 as %3")
-                  .arg(m_settings.host, QString::number(m_settings.port), m_settings.user)
-            : QStringLiteral("cannot open SQLite database at %1").arg(m_settings.path);
-    if (!QSqlDatabase::isDriverAvailable(driver)) {
-        *error = where + QStringLiteral(": the Qt SQL driver %1 is not installed").arg(driver);
+    // Named apart from the leader election's connection, which a takeover must not end.
+    Result<SqlSession> opened = openSession(m_settings, *m_dialect, m_connectionName,
+                                            QStringLiteral("ciphermq-broker"));
+    if (!opened) {
+        *error = opened.error();
         return false;
     }
+    m_session = std::move(opened).value();
 
-    QSqlDatabase db = QSqlDatabase::contains(m_connectionName)
-                          ? QSqlDatabase::database(m_connectionName, false)
-                          : QSqlDatabase::addDatabase(driver, m_connectionName);
-    if (m_dialect->isPostgres()) {
-        db.setHostName(m_settings.host);
-        db.setPort(m_settings.port);
-        db.setUserName(m_settings.user);
-        db.setPassword(m_settings.password);
-        db.setDatabaseName(m_settings.dbname);
-        // Bounded connects, and keepalives so a vanished server host is noticed by a blocked
-        // statement instead of hanging the worker for the kernel's default hours.
-        db.setConnectOptions(QStringLiteral(
-            "connect_timeout=5;keepalives=1;keepalives_idle=10;keepalives_interval=3;"
-            "keepalives_count=3;application_name=ciphermq-broker"));
-    } else {
-        const QFileInfo file(m_settings.path);
-        if (!QDir().mkpath(file.absolutePath())) {
-            *error =
-                where + QStringLiteral(": cannot create directory %1").arg(file.absolutePath());
-            return false;
-        }
-        db.setDatabaseName(file.absoluteFilePath());
-    }
-    if (!db.open()) {
-        *error = where + QStringLiteral(": ") + oneLine(SqlSession::errorText(db.lastError()));
-        db.close();
-        return false;
-    }
-    m_session = SqlSession(db, *m_dialect);
-
-    for (const QString &sql : m_dialect->connectionSetup) {
-        QSqlQuery query = m_session.newQuery();
-        Status st = m_session.run(query, sql);
-        if (st && sql.contains(u"journal_mode") &&
-            (!query.next() || query.value(0).toString() != u"wal"))
-            st = failure(QStringLiteral("cannot switch to WAL journal mode"));
-        if (st)
-            st = m_session.finish(query);
-        if (!st) {
-            *error = where + QStringLiteral(": ") + st.error();
-            query = QSqlQuery();
+    if (m_dialect->isPostgres() && m_fencingEpoch > 0) {
+        // Declared for the whole session, on every (re)connect, before any write.
+        if (const Status st =
+                m_session.exec(QStringLiteral("SELECT set_config('ciphermq.epoch', '%1', false)")
+                                   .arg(m_fencingEpoch));
+            !st) {
+            *error = QStringLiteral("cannot declare the leadership epoch: ") + st.error();
             m_session.database().close();
             m_session = SqlSession();
             return false;
         }
     }
-
     if (m_dialect->isPostgres()) {
         QSqlQuery query = m_session.newQuery();
         if (m_session.run(query, QStringLiteral("SELECT pg_backend_pid(), backend_start::text "
@@ -177,13 +135,7 @@ bool StorageWorker::openConnection(QString *error)
 
 void StorageWorker::closeConnection()
 {
-    const bool had = m_session.database().isValid();
-    if (had)
-        m_session.database().close();
-    // Every handle must be gone before removeDatabase(), or Qt warns that it is still in use.
-    m_session = SqlSession();
-    if (had || QSqlDatabase::contains(m_connectionName))
-        QSqlDatabase::removeDatabase(m_connectionName);
+    closeSession(m_session, m_connectionName);
 }
 
 bool StorageWorker::connectionAlive()

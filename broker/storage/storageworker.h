@@ -42,7 +42,9 @@ public:
     void setAvailabilityHandler(std::function<void(bool)> handler);
     void setRetentionDays(int days);
 
-    Result<RecoveredState> openAndRecover();
+    // `fencingEpoch` (PostgreSQL; 0 = none): every write of this connection checks it is still
+    // the current leadership epoch (migration 3, docs/STORAGE.md).
+    Result<RecoveredState> openAndRecover(qint64 fencingEpoch);
 
     void publish(const QList<MessageRecord> &records, Reply<BatchReport> reply);
     void run(const std::function<Status(SqlSession &)> &job, Reply<Status> reply);
@@ -95,6 +97,7 @@ private:
     bool m_shuttingDown = false;
     bool m_flushScheduled = false;
     int m_retentionDays = 7;
+    qint64 m_fencingEpoch = 0;
     int m_backoffMs = 0;
     BackendIdentity m_backend;
     std::optional<BackendIdentity> m_lostBackend;
