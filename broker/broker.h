@@ -19,6 +19,7 @@
 namespace cmq {
 
 class AdminServer;
+class AuditLog;
 class Dispatcher;
 class Router;
 class Session;
@@ -63,6 +64,7 @@ public:
 private:
     void setUpMetrics();
     Status startAdmin(const QSslConfiguration &tls);
+    Status startAudit();
     void admit(QSslSocket *socket);
     void onSessionClosed(Session *session);
     void finishShutdown();
@@ -80,6 +82,7 @@ private:
     std::unique_ptr<limits::SteadyClock> m_clock;
     std::unique_ptr<limits::RateLimiter> m_limiter;
     std::unique_ptr<metrics::BrokerMetrics> m_metrics;
+    std::unique_ptr<AuditLog> m_audit; // declared before the admin server, which records to it
     std::unique_ptr<AdminServer> m_admin;
     std::unique_ptr<metrics::MetricsHttpServer> m_metricsHttp;
     TlsListener m_listener;

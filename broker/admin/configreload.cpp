@@ -56,6 +56,7 @@ QStringList restartRequired(const Config &r, const Config &n)
     check(!same(r.admin.metricsHttpAddress, n.admin.metricsHttpAddress),
           "admin.metrics_http_address");
     check(r.admin.metricsHttpTls != n.admin.metricsHttpTls, "admin.metrics_http_tls");
+    check(r.admin.auditEntries != n.admin.auditEntries, "admin.audit_entries");
     return keys;
 }
 
@@ -63,6 +64,7 @@ void applyReloadable(Config &running, const Config &next)
 {
     running.acl = next.acl;
     running.admin.allowedCns = next.admin.allowedCns;
+    running.admin.readonlyCns = next.admin.readonlyCns;
     running.rateLimit = next.rateLimit;
     running.performance.memoryBudgetMb = next.performance.memoryBudgetMb;
     running.tls = next.tls; // the files themselves are loaded by the caller

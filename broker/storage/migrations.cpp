@@ -93,6 +93,20 @@ const QList<Migration> &migrations()
              {"ALTER TABLE message_metadata SET (fillfactor = 50)", Runs::OnPostgresOnly},
              {"ALTER TABLE queue_entries SET (fillfactor = 70)", Runs::OnPostgresOnly},
          }},
+        {5,
+         "admin audit trail",
+         // The id is the broker's, so its ring and this table agree (storage/auditstore.cpp).
+         {
+             {R"(CREATE TABLE admin_audit (
+                    id {bigint} PRIMARY KEY,
+                    at {time} NOT NULL,
+                    cn TEXT NOT NULL,
+                    remote_address TEXT NOT NULL,
+                    action TEXT NOT NULL,
+                    target TEXT NOT NULL,
+                    result TEXT NOT NULL,
+                    detail TEXT NOT NULL))"},
+         }},
     };
     return list;
 }
