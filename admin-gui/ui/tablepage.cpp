@@ -67,6 +67,21 @@ QPushButton *TablePage::addButton(const QString &text, bool needsSelection)
     return button;
 }
 
+QPushButton *TablePage::addActionButton(const QString &text)
+{
+    QPushButton *button = addButton(text);
+    m_actionButtons.append(button);
+    return button;
+}
+
+void TablePage::setActionsAllowed(bool allowed, const QString &reason)
+{
+    m_actionsRefusal = allowed ? QString() : reason;
+    for (QPushButton *button : std::as_const(m_actionButtons))
+        button->setToolTip(m_actionsRefusal);
+    updateButtons();
+}
+
 int TablePage::selectedSourceRow() const
 {
     const QModelIndexList rows = m_view->selectionModel()->selectedRows();
@@ -106,7 +121,8 @@ void TablePage::updateButtons()
 {
     const bool selected = m_view->selectionModel()->hasSelection();
     for (QPushButton *button : std::as_const(m_selectionButtons))
-        button->setEnabled(selected);
+        button->setEnabled(selected &&
+                           (m_actionsRefusal.isEmpty() || !m_actionButtons.contains(button)));
 }
 
 } // namespace cmq::admingui

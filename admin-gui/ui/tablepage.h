@@ -22,6 +22,10 @@ public:
     explicit TablePage(JsonTableModel *model, const QString &filterHint, QWidget *parent = nullptr);
 
     QPushButton *addButton(const QString &text, bool needsSelection = true);
+    // A button that changes the broker (purge, delete, disconnect): needs a selection, and is
+    // greyed with `reason` as its tooltip while actions are not allowed.
+    QPushButton *addActionButton(const QString &text);
+    void setActionsAllowed(bool allowed, const QString &reason = {});
     QTableView *view() { return m_view; }
     QLineEdit *filter() { return m_filter; }
     QSortFilterProxyModel *proxy() { return &m_proxy; }
@@ -43,6 +47,8 @@ private:
     QTableView *m_view;
     QHBoxLayout *m_buttons;
     QList<QPushButton *> m_selectionButtons;
+    QList<QPushButton *> m_actionButtons;
+    QString m_actionsRefusal; // empty while actions are allowed
     bool m_sized = false;
 };
 
