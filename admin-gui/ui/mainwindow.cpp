@@ -83,6 +83,8 @@ MainWindow::MainWindow(QWidget *parent)
     m_tabs->addTab(m_rateLimitsPage, tr("Rate limits"));
     m_auditPage = new TablePage(&m_audit, tr("Filter the audit trail (admin, action, target, …)"));
     m_auditPage->view()->sortByColumn(AuditTableModel::Id, Qt::DescendingOrder);
+    // Error texts and file paths are the point of this table: room for them, up to a limit.
+    m_auditPage->view()->horizontalHeader()->setMaximumSectionSize(640);
     m_tabs->addTab(m_auditPage, tr("Audit"));
 
     m_banner->setWordWrap(true);

@@ -9,8 +9,10 @@ namespace cmq::admingui {
 
 TablePage::TablePage(JsonTableModel *model, const QString &filterHint, QWidget *parent)
     : QWidget(parent), m_model(model), m_filter(new QLineEdit), m_view(new QTableView),
-      m_buttons(new QHBoxLayout)
+      m_buttons(new QHBoxLayout), m_actionsNote(new QLabel)
 {
+    m_actionsNote->setVisible(false);
+    m_buttons->addWidget(m_actionsNote);
     m_proxy.setSourceModel(model);
     m_proxy.setSortRole(JsonTableModel::SortRole);
     m_proxy.setFilterCaseSensitivity(Qt::CaseInsensitive);
@@ -77,6 +79,9 @@ QPushButton *TablePage::addActionButton(const QString &text)
 void TablePage::setActionsAllowed(bool allowed, const QString &reason)
 {
     m_actionsRefusal = allowed ? QString() : reason;
+    m_actionsNote->setText(tr("Read-only: actions are refused"));
+    m_actionsNote->setToolTip(m_actionsRefusal);
+    m_actionsNote->setVisible(!allowed && !m_actionButtons.isEmpty());
     for (QPushButton *button : std::as_const(m_actionButtons))
         button->setToolTip(m_actionsRefusal);
     updateButtons();

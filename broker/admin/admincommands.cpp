@@ -225,8 +225,9 @@ void AdminCommands::refuseReadOnly(AdminSession &session, const admin::AdminRequ
         QStringLiteral("Forbidden: certificate CN '%1' is read-only (admin.readonly_cns); '%2' "
                        "refused")
             .arg(session.identity().cn, QString::fromLatin1(action));
-    finishAction(session, action, targetOf(request, m_context.config), "refused", text,
-                 errorLine(text));
+    // The trail's result says "refused"; its detail only why.
+    finishAction(session, action, targetOf(request, m_context.config), "refused",
+                 QStringLiteral("read-only (admin.readonly_cns)"), errorLine(text));
 }
 
 void AdminCommands::finishAction(AdminSession &session, const char *action, const QString &target,

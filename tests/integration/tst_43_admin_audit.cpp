@@ -215,6 +215,7 @@ void tst_AdminAudit::readOnlyIdentityIsRefused()
     QVERIFY2(all.value(3).startsWith("reload /") && all.value(3).endsWith(".toml refused"),
              qPrintable(all.join(u'|')));
     QCOMPARE(entries[0]["cn"].toString(), QStringLiteral("ops-admin-2"));
+    QCOMPARE(entries[0]["detail"].toString(), QStringLiteral("read-only (admin.readonly_cns)"));
     // A full admin still acts.
     QVERIFY(ops->request("purge receiver_1_kept").contains(R"("purged":2)"));
 }

@@ -142,6 +142,7 @@ void tst_MainWindowAudit::purgeFromTheUiIsAudited()
     QTRY_COMPARE_WITH_TIMEOUT(queueCell(*window, "receiver_1_audit_a", QueueTableModel::Ready), "2",
                               Deadline);
     QVERIFY(window->actionsRefusal().isEmpty());
+    QVERIFY(window->queuesPage()->actionsNote().isEmpty());
     QVERIFY(window->selectTab("audit"));
     QCOMPARE(window->tabs()->currentIndex(), int(MainWindow::AuditTab));
     QCOMPARE(window->auditModel().rowCount(), 0);
@@ -193,6 +194,8 @@ void tst_MainWindowAudit::readOnlyIdentityCannotPurge()
         }
     }
     QCOMPARE(greyed, 2); // Purge…, Delete…
+    QCOMPARE(window->queuesPage()->actionsNote(), QStringLiteral("Read-only: actions are refused"));
+    QVERIFY(!window->connectionsPage()->actionsNote().isEmpty());
 
     // Purging anyway (the same code path as the button): the broker refuses, and says why.
     window->setConfirm([](const QString &, const QString &) { return true; });
