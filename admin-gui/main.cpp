@@ -66,7 +66,7 @@ int main(int argc, char *argv[])
     parser.addOptions({
         {"export", "Write a metrics snapshot to <file> and exit (no window).", "file"},
         {"format", "Export format: prom, json or csv (default json).", "format"},
-        {"tab", "Start on this tab: overview, queues, exchanges, connections or ratelimits.",
+        {"tab", "Start on this tab: overview, queues, exchanges, connections, ratelimits or audit.",
          "tab"},
         {"queue", "Open the detail window of this queue.", "queue"},
         {"interval", "Watch interval in milliseconds (default 1000).", "ms"},

@@ -5,6 +5,7 @@
 #include <QTimer>
 
 #include "admin/adminserver.h"
+#include "admin/auditlog.h"
 #include "admin/adminsession.h"
 #include "admin/configreload.h"
 #include "handlers/dispatcher.h"
@@ -230,10 +231,12 @@ void Broker::setUpMetrics()
 Status Broker::startAdmin(const QSslConfiguration &tls)
 {
     if (m_config.admin.enabled) {
+        if (const Status audit = startAudit(); !audit)
+            return audit;
         m_admin = std::make_unique<AdminServer>(AdminContext{
             *m_router, m_acl, m_config, m_revokedSerials, *m_limiter, *m_metrics, m_sessions,
             [this] { return m_nextConnectionId++; }, [this] { return reload(); },
-            [this] { return m_listener.handshakesInProgress(); }});
+            [this] { return m_listener.handshakesInProgress(); }, *m_audit});
         if (const Status started = m_admin->start(tls, m_config.admin.address); !started)
             return started;
     }
@@ -257,6 +260,22 @@ Status Broker::startAdmin(const QSslConfiguration &tls)
             metricsAddress, tls,
             TlsListener::Limits{m_config.server.handshakeTimeoutMs, 16, 8}, authorize);
     }
+    return success();
+}
+
+Status Broker::startAudit()
+{
+    m_audit = std::make_unique<AuditLog>(
+        m_config.admin.auditEntries,
+        [storage = m_storage.get()](const storage::AuditRecord &record,
+                                    std::function<void(Status)> done) {
+            storage->saveAudit(record, std::move(done));
+        });
+    const Result<QList<storage::AuditRecord>> trail =
+        m_storage->loadAudit(m_config.admin.auditEntries);
+    if (!trail)
+        return failure(QStringLiteral("cannot load the admin audit trail: %1").arg(trail.error()));
+    m_audit->restore(trail.value());
     return success();
 }
 

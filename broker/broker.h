@@ -20,6 +20,7 @@
 namespace cmq {
 
 class AdminServer;
+class AuditLog;
 class Dispatcher;
 class Presence;
 class Router;
@@ -76,6 +77,7 @@ private:
     QByteArray standbyRefusal() const;
     void setUpMetrics();
     Status startAdmin(const QSslConfiguration &tls);
+    Status startAudit();
     void admit(QSslSocket *socket);
     void onSessionClosed(Session *session);
     void finishShutdown();
@@ -95,6 +97,7 @@ private:
     std::unique_ptr<limits::RateLimiter> m_limiter;
     std::unique_ptr<Presence> m_presence;
     std::unique_ptr<metrics::BrokerMetrics> m_metrics;
+    std::unique_ptr<AuditLog> m_audit; // declared before the admin server, which records to it
     std::unique_ptr<AdminServer> m_admin;
     std::unique_ptr<metrics::MetricsHttpServer> m_metricsHttp;
     TlsListener m_listener;

@@ -3,10 +3,13 @@
 # traffic: starts a throwaway broker (own certificates, config, data and free ports under a
 # temporary directory), sends messages with `cmq` (one receiver consuming, one queue filling
 # up, one sender bursting past its rate limit), then runs ciphermq-admin under Xvfb at
-# 1280x800 once per tab and captures the screen with ImageMagick's `import`.
+# 1280x800 once per tab and captures the screen with ImageMagick's `import`. Then admin actions
+# (one by a read-only operator) for the Audit tab, the read-only console, and a client whose
+# certificate expires in 10 days for the alarm banner.
 #
 #   scripts/screenshots.sh [BUILD_DIR]     (default: build; needs ciphermq-broker, cmq and
 #                                           ciphermq-admin built there)
+#   SHOTS="audit readonly" scripts/screenshots.sh   only these pictures (names as in docs/images)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -40,9 +43,10 @@ certs="$work/certs"
 mkdir -p "$certs"
 "$cmq" certs init-ca --dir "$certs" --cn "CipherMQ Development CA" >/dev/null
 "$cmq" certs server --dir "$certs" --cn localhost --san DNS:localhost,IP:127.0.0.1 >/dev/null
-for cn in sender_1 publisher-svc-1 receiver_1 receiver_2 worker-svc-1 ops-admin; do
+for cn in sender_1 publisher-svc-1 receiver_1 receiver_2 worker-svc-1 ops-admin ops-viewer; do
     "$cmq" certs client --dir "$certs" --cn "$cn" >/dev/null
 done
+"$cmq" certs client --dir "$certs" --cn expiring-soon --days 10 >/dev/null
 cat >"$work/config.toml" <<EOF
 [server]
 address = "127.0.0.1:$data_port"
@@ -73,14 +77,15 @@ max_queue_size = 10000
 [admin]
 enabled = true
 address = "127.0.0.1:$admin_port"
+readonly_cns = ["ops-viewer"]
 
 [rate_limit]
 enabled = true
 
 [acl]
 sender_cns = ["sender_1", "publisher-svc-1"]
-receiver_cns = ["receiver_1", "receiver_2", "worker-svc-1"]
-admin_cns = ["ops-admin"]
+receiver_cns = ["receiver_1", "receiver_2", "worker-svc-1", "expiring-soon"]
+admin_cns = ["ops-admin", "ops-viewer"]
 EOF
 
 "$broker_bin" --config "$work/config.toml" >"$work/broker.out" 2>&1 &
@@ -99,7 +104,7 @@ as() { # as CN cmq-arguments...: run cmq with CN's identity
 }
 
 echo "Traffic: receivers register, receiver_1 consumes, senders publish"
-for cn in receiver_1 receiver_2 worker-svc-1; do
+for cn in receiver_1 receiver_2 worker-svc-1 expiring-soon; do
     "$cmq" keygen --identity "$work/id/$cn" >/dev/null
     # Registers the key and declares and binds CN_queue; exits when the time is up.
     as "$cn" listen --timeout 2 >/dev/null 2>&1 || true
@@ -142,9 +147,12 @@ connection=(--host localhost --port "$admin_port" --ca "$certs/ca.crt")
 admin_args=("${connection[@]}" --cert "$certs/ops-admin.crt" --key "$certs/ops-admin.key"
     --interval 500 -qwindowgeometry 1280x800+0+0)
 
+wanted() { [ -z "${SHOTS:-}" ] || [[ " $SHOTS " == *" $1 "* ]]; }
+
 shot() { # shot NAME SECONDS ciphermq-admin-arguments...
     local name=$1 seconds=$2
     shift 2
+    wanted "$name" || return 0
     "$admin" "$@" >"$work/admin-$name.out" 2>&1 &
     local app=$!
     sleep "$seconds"
@@ -160,19 +168,44 @@ shot overview 45 "${admin_args[@]}" --tab overview
 shot queues 8 "${admin_args[@]}" --tab queues
 # receiver_2 comes online while its queue's detail window is open: the depth chart shows the
 # backlog growing, then drained, and the consumer appears in the table.
-"$admin" "${admin_args[@]}" --tab queues --queue receiver_2_queue >"$work/admin-detail.out" 2>&1 &
-app=$!
-sleep 35
-as receiver_2 listen >/dev/null 2>&1 &
-pids+=($!)
-sleep 12
-import -window root "$out/queue-detail.png"
-kill "$app"
-wait "$app" 2>/dev/null || true
-echo "  docs/images/queue-detail.png"
+if wanted queue-detail; then
+    "$admin" "${admin_args[@]}" --tab queues --queue receiver_2_queue \
+        >"$work/admin-detail.out" 2>&1 &
+    app=$!
+    sleep 35
+    as receiver_2 listen >/dev/null 2>&1 &
+    pids+=($!)
+    sleep 12
+    import -window root "$out/queue-detail.png"
+    kill "$app"
+    wait "$app" 2>/dev/null || true
+    echo "  docs/images/queue-detail.png"
+fi
 shot exchanges 8 "${admin_args[@]}" --tab exchanges
 shot connections 8 "${admin_args[@]}" --tab connections
 shot ratelimits 8 "${admin_args[@]}" --tab ratelimits
 # A non-admin certificate: the broker refuses it and the connect dialog says why.
 shot connect-refused 8 "${connection[@]}" --cert "$certs/sender_1.crt" \
     --key "$certs/sender_1.key" -qwindowgeometry 1280x800+0+0
+
+admin_as() { # admin_as CN cmq-admin-arguments...
+    local cn=$1
+    shift
+    "$cmq" admin --address "127.0.0.1:$admin_port" --ca "$certs/ca.crt" \
+        --cert "$certs/$cn.crt" --key "$certs/$cn.key" "$@"
+}
+# The audit trail: actions that worked, one that failed, and one refused to the read-only
+# operator (whose window then shows its actions greyed).
+admin_as ops-admin purge receiver_2_queue >/dev/null
+admin_as ops-admin purge receiver_9_queue >/dev/null 2>&1 || true
+admin_as ops-admin reload >/dev/null
+admin_as ops-viewer purge receiver_2_queue >/dev/null 2>&1 || true
+admin_as ops-admin purge worker-svc-1_audit >/dev/null
+shot audit 8 "${admin_args[@]}" --tab audit
+shot readonly 8 "${connection[@]}" --cert "$certs/ops-viewer.crt" --key "$certs/ops-viewer.key" \
+    --interval 500 -qwindowgeometry 1280x800+0+0 --tab queues
+# A client whose certificate expires in 10 days connects: the amber banner names it, and the
+# Queues tab shows it below the banner (the Connections tab highlights its expiry).
+as expiring-soon listen >/dev/null 2>&1 &
+pids+=($!)
+shot alarm-banner 8 "${admin_args[@]}" --tab queues

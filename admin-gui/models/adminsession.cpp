@@ -22,6 +22,11 @@ AdminSession::AdminSession(QObject *parent) : QObject(parent)
                         setState(State::Connected, tr("Connected to %1").arg(m_options.label()));
                     return;
                 }
+                if (reply.command == admin::AdminCommand::Audit) {
+                    if (reply.ok)
+                        Q_EMIT auditReceived(reply.json().array());
+                    return;
+                }
                 const QString line = m_pendingActions.take(id);
                 if (!line.isEmpty())
                     Q_EMIT actionFinished(line, reply.ok,
@@ -132,6 +137,16 @@ void AdminSession::runAction(const QString &line)
         return;
     }
     m_pendingActions.insert(id, line);
+}
+
+void AdminSession::fetchAudit(int count)
+{
+    m_client.send(QStringLiteral("audit %1").arg(count));
+}
+
+bool AdminSession::isReadOnly() const
+{
+    return m_lastSnapshot.value(u"session").toObject().value(u"read_only").toBool();
 }
 
 void AdminSession::setState(State state, const QString &message)

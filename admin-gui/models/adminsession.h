@@ -4,6 +4,7 @@
 // reconnects after a broker restart. A refusal (not an admin, wrong CA) is not retried:
 // retrying cannot fix it and would only fill the broker's log.
 
+#include <QJsonArray>
 #include <QJsonObject>
 #include <QObject>
 #include <QTimer>
@@ -43,6 +44,11 @@ public:
 
     // An admin action (purge, delete_queue, disconnect); the reply comes as actionFinished.
     void runAction(const QString &line);
+    // `audit <count>`; the entries come as auditReceived.
+    void fetchAudit(int count);
+    // What the broker says about this identity (the snapshot's "session"): a read-only
+    // operator (admin.readonly_cns) may watch but not act. False until the first snapshot.
+    bool isReadOnly() const;
 
     // What an operator should read for a raw AdminClient error (pure, for tests).
     static QString describeError(const QString &raw, const ConnectionOptions &options);
@@ -53,6 +59,7 @@ Q_SIGNALS:
     void stateChanged(cmq::admingui::AdminSession::State state, const QString &message);
     void snapshotReceived(const QJsonObject &snapshot);
     void actionFinished(const QString &line, bool ok, const QString &message);
+    void auditReceived(const QJsonArray &entries);
 
 private:
     void setState(State state, const QString &message);

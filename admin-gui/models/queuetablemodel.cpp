@@ -1,5 +1,6 @@
 #include "models/queuetablemodel.h"
 
+#include <cmath>
 #include <utility>
 
 namespace cmq::admingui {
@@ -49,8 +50,9 @@ QString QueueTableModel::keyOf(const QJsonObject &row) const
 
 QStringList QueueTableModel::headers() const
 {
-    return {tr("Name"),      tr("Owner"),     tr("Ready"),   tr("Unacked"), tr("Consumers"),
-            tr("Publish/s"), tr("Deliver/s"), tr("Evicted"), tr("Limit"),   tr("Overflow")};
+    return {tr("Name"),    tr("Owner"),     tr("Ready"),     tr("Oldest ready (s)"),
+            tr("Unacked"), tr("Consumers"), tr("Publish/s"), tr("Deliver/s"),
+            tr("Evicted"), tr("Limit"),     tr("Overflow")};
 }
 
 QVariant QueueTableModel::cell(const QJsonObject &row, int column) const
@@ -62,6 +64,9 @@ QVariant QueueTableModel::cell(const QJsonObject &row, int column) const
         return row.value(u"owner").toString();
     case Ready:
         return row.value(u"ready").toDouble();
+    case OldestReadyAge:
+        // Tenths of a second: whole seconds show without decimals, a fresh backlog with one.
+        return std::round(row.value(u"oldest_ready_age_ms").toDouble() / 100.0) / 10.0;
     case Unacked:
         return row.value(u"unacked").toDouble();
     case Consumers:

@@ -18,6 +18,7 @@ public:
         Name,
         Owner,
         Ready,
+        OldestReadyAge, // seconds the next message to be delivered has waited
         Unacked,
         Consumers,
         PublishRate,

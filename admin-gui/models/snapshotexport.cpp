@@ -96,9 +96,17 @@ Status exportSnapshot(admin::AdminClient &client, const QString &path, ExportFor
     case ExportFormat::Prometheus:
         bytes = reply->body;
         break;
-    case ExportFormat::Json:
-        bytes = snapshotToJson(reply->json().object());
+    case ExportFormat::Json: {
+        QJsonObject snapshot = reply->json().object();
+        // The audit trail too, all the broker holds; a broker without one answers with an
+        // error, and the export is the snapshot alone.
+        const auto audit =
+            client.request(QStringLiteral("audit %1").arg(admin::MaxAuditEntries), timeoutMs);
+        if (audit && audit->ok)
+            snapshot.insert(QStringLiteral("audit_entries"), audit->json().array());
+        bytes = snapshotToJson(snapshot);
         break;
+    }
     case ExportFormat::Csv:
         bytes = snapshotToCsv(reply->json().object());
         break;

@@ -1,6 +1,7 @@
 #pragma once
 // Metrics snapshot export (File → Export… and `ciphermq-admin --export`): the broker's own
-// Prometheus text, the full JSON snapshot, or one CSV table of queues and connections.
+// Prometheus text, the full JSON snapshot with the audit trail ("audit_entries"), or one CSV
+// table of queues and connections.
 
 #include <QByteArray>
 #include <QJsonObject>

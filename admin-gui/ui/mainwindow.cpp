@@ -57,12 +57,12 @@ MainWindow::MainWindow(QWidget *parent)
             &MainWindow::openSelectedQueueDetail);
     connect(m_queuesPage->view(), &QTableView::doubleClicked, this,
             &MainWindow::openSelectedQueueDetail);
-    connect(m_queuesPage->addButton(tr("Purge…")), &QPushButton::clicked, this,
+    connect(m_queuesPage->addActionButton(tr("Purge…")), &QPushButton::clicked, this,
             &MainWindow::purgeSelectedQueue);
-    connect(m_queuesPage->addButton(tr("Delete…")), &QPushButton::clicked, this,
+    connect(m_queuesPage->addActionButton(tr("Delete…")), &QPushButton::clicked, this,
             &MainWindow::deleteSelectedQueue);
     m_connectionsPage = new TablePage(&m_connections, tr("Filter connections (CN, address, …)"));
-    connect(m_connectionsPage->addButton(tr("Disconnect…")), &QPushButton::clicked, this,
+    connect(m_connectionsPage->addActionButton(tr("Disconnect…")), &QPushButton::clicked, this,
             &MainWindow::disconnectSelectedConnection);
     m_rateLimitsPage = new TablePage(&m_rateLimits, tr("Filter buckets (CN or IP)"));
     auto *bars = new BarDelegate(this);
@@ -81,6 +81,11 @@ MainWindow::MainWindow(QWidget *parent)
     m_tabs->addTab(m_exchangeView, tr("Exchanges"));
     m_tabs->addTab(m_connectionsPage, tr("Connections"));
     m_tabs->addTab(m_rateLimitsPage, tr("Rate limits"));
+    m_auditPage = new TablePage(&m_audit, tr("Filter the audit trail (admin, action, target, …)"));
+    m_auditPage->view()->sortByColumn(AuditTableModel::Id, Qt::DescendingOrder);
+    // Error texts and file paths are the point of this table: room for them, up to a limit.
+    m_auditPage->view()->horizontalHeader()->setMaximumSectionSize(640);
+    m_tabs->addTab(m_auditPage, tr("Audit"));
 
     m_banner->setWordWrap(true);
     m_banner->setVisible(false);
@@ -105,6 +110,8 @@ MainWindow::MainWindow(QWidget *parent)
     connect(&m_session, &AdminSession::snapshotReceived, this, &MainWindow::showSnapshot);
     connect(&m_session, &AdminSession::stateChanged, this, &MainWindow::onStateChanged);
     connect(&m_session, &AdminSession::actionFinished, this, &MainWindow::onActionFinished);
+    connect(&m_session, &AdminSession::auditReceived, this,
+            [this](const QJsonArray &entries) { m_audit.update(entries); });
     resize(1280, 760);
     QSettings settings;
     restoreLayout(settings);
@@ -113,6 +120,7 @@ MainWindow::MainWindow(QWidget *parent)
 void MainWindow::connectTo(const ConnectionOptions &options)
 {
     m_banner->setVisible(false);
+    m_auditFetchedId = -1;
     const QString cn = certificateCommonName(options.certPath);
     m_identity->setText(
         tr("Admin %1 · %2")
@@ -128,7 +136,8 @@ void MainWindow::connectTo(const ConnectionOptions &options)
 
 bool MainWindow::selectTab(const QString &name)
 {
-    static const QStringList names{"overview", "queues", "exchanges", "connections", "ratelimits"};
+    static const QStringList names{"overview",    "queues",     "exchanges",
+                                   "connections", "ratelimits", "audit"};
     const int index = names.indexOf(name.toLower());
     if (index < 0)
         return false;
@@ -229,6 +238,8 @@ void MainWindow::showSnapshot(const QJsonObject &snapshot)
     split();
     m_rateLimits.updateBuckets(snapshot.value("ratelimits").toObject());
     split();
+    followSession(snapshot);
+    split();
     if (m_exchanges.updateTopology(snapshot.value("exchanges").toArray(),
                                    snapshot.value("bindings").toArray()))
         m_exchangeView->expandAll();
@@ -239,7 +250,7 @@ void MainWindow::showSnapshot(const QJsonObject &snapshot)
     split();
     qCDebug(lcAdminUi) << "snapshot" << snapshot.value("sequence").toInteger()
                        << "µs (cumulative): overview/queues/history/connections/ratelimits/"
-                          "exchanges/details"
+                          "session/exchanges/details"
                        << splits;
 }
 
@@ -372,6 +383,7 @@ void MainWindow::disconnectSelectedConnection()
 
 void MainWindow::onActionFinished(const QString &line, bool ok, const QString &message)
 {
+    m_session.fetchAudit(AuditTableModel::FetchCount); // the action is on the trail by now
     if (!ok) {
         showBanner(tr("'%1' failed: %2").arg(line, message), true);
         return;

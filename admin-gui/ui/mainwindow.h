@@ -1,9 +1,10 @@
 #pragma once
-// The console's window: Overview, Queues, Exchanges, Connections and Rate limits tabs fed by
-// one AdminSession's watch stream, per-queue detail windows, the admin actions behind
-// confirmations, export, and a status bar with the connection state, the admin identity (CN)
-// and node, broker version and uptime. Saved profiles open one window per broker, side by
-// side; tab shortcuts, filter and refresh keys; column, sort and window layout remembered.
+// The console's window: Overview, Queues, Exchanges, Connections, Rate limits and Audit tabs
+// fed by one AdminSession's watch stream (the Audit tab by `audit` when the trail moves), per-queue
+// detail windows, the admin actions behind confirmations, export, and a status bar with the
+// connection state, the admin identity (CN) and node, broker version and uptime. Saved profiles
+// open one window per broker, side by side; tab shortcuts, filter and refresh keys; column, sort
+// and window layout remembered.
 
 #include <functional>
 
@@ -15,6 +16,7 @@
 #include <QTreeView>
 
 #include "models/adminsession.h"
+#include "models/audittablemodel.h"
 #include "models/brokeralarms.h"
 #include "models/connectionprofiles.h"
 #include "models/connectiontablemodel.h"
@@ -39,7 +41,7 @@ class MainWindow final : public QMainWindow
 public:
     // Asked before a destructive action; true = go ahead. Tests replace the dialog.
     using Confirm = std::function<bool(const QString &title, const QString &text)>;
-    enum Tab { OverviewTab, QueuesTab, ExchangesTab, ConnectionsTab, RateLimitsTab };
+    enum Tab { OverviewTab, QueuesTab, ExchangesTab, ConnectionsTab, RateLimitsTab, AuditTab };
 
     explicit MainWindow(QWidget *parent = nullptr);
 
@@ -50,7 +52,8 @@ public:
     QList<MainWindow *> openProfile(const ConnectionProfile &profile);
     // Adds the connected broker to the saved profile `name` (created when missing).
     bool addCurrentBrokerToProfile(QSettings &settings, const QString &name);
-    // "overview", "queues", "exchanges", "connections" or "ratelimits"; false when unknown.
+    // "overview", "queues", "exchanges", "connections", "ratelimits" or "audit"; false when
+    // unknown.
     bool selectTab(const QString &name);
 
     AdminSession &session() { return m_session; }
@@ -59,6 +62,10 @@ public:
     ConnectionTableModel &connectionModel() { return m_connections; }
     RateLimitTableModel &rateLimitModel() { return m_rateLimits; }
     ExchangeTreeModel &exchangeModel() { return m_exchanges; }
+    AuditTableModel &auditModel() { return m_audit; }
+    TablePage *auditPage() { return m_auditPage; }
+    // Why actions are greyed (a read-only identity), empty while they are allowed.
+    QString actionsRefusal() const { return m_actionsRefusal; }
     TablePage *queuesPage() { return m_queuesPage; }
     TablePage *connectionsPage() { return m_connectionsPage; }
     OverviewPage *overviewPage() { return m_overview; }
@@ -112,6 +119,9 @@ private:
     void onStateChanged(AdminSession::State state, const QString &message);
     void onActionFinished(const QString &line, bool ok, const QString &message);
     void showAlarms(const QList<BrokerAlarm> &alarms);
+    // The snapshot's "session" and "audit" (mainwindowaudit.cpp): greys the actions of a
+    // read-only identity, fetches the audit trail when it moved.
+    void followSession(const QJsonObject &snapshot);
     void showBanner(const QString &text, bool error);
     void exportInteractively();
 
@@ -120,6 +130,9 @@ private:
     ConnectionTableModel m_connections;
     RateLimitTableModel m_rateLimits;
     ExchangeTreeModel m_exchanges;
+    AuditTableModel m_audit;
+    qint64 m_auditFetchedId = -1; // the trail's last_id when it was last fetched
+    QString m_actionsRefusal;
     QueueDepthHistory m_depthHistory;
     QHash<QString, QPointer<QueueDetailDialog>> m_details;
     QPointer<ConnectDialog> m_connectDialog;
@@ -131,6 +144,7 @@ private:
     TablePage *m_queuesPage;
     TablePage *m_connectionsPage;
     TablePage *m_rateLimitsPage;
+    TablePage *m_auditPage;
     QTreeView *m_exchangeView;
     QLabel *m_state;
     QLabel *m_identity;

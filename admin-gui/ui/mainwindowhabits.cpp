@@ -109,6 +109,7 @@ void MainWindow::addToProfileInteractively()
 
 void MainWindow::refresh()
 {
+    m_auditFetchedId = -1; // the next snapshot fetches the audit trail again
     m_session.refresh();
 }
 
@@ -129,6 +130,7 @@ void MainWindow::saveLayout(QSettings &settings) const
     settings.setValue("queues", m_queuesPage->saveHeaderState());
     settings.setValue("connections", m_connectionsPage->saveHeaderState());
     settings.setValue("ratelimits", m_rateLimitsPage->saveHeaderState());
+    settings.setValue("audit", m_auditPage->saveHeaderState());
     settings.setValue("exchanges", m_exchangeView->header()->saveState());
     settings.endGroup();
 }
@@ -145,6 +147,7 @@ void MainWindow::restoreLayout(QSettings &settings)
     m_queuesPage->restoreHeaderState(settings.value("queues").toByteArray());
     m_connectionsPage->restoreHeaderState(settings.value("connections").toByteArray());
     m_rateLimitsPage->restoreHeaderState(settings.value("ratelimits").toByteArray());
+    m_auditPage->restoreHeaderState(settings.value("audit").toByteArray());
     if (settings.contains("exchanges"))
         m_exchangeView->header()->restoreState(settings.value("exchanges").toByteArray());
     settings.endGroup();

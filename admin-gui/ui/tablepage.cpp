@@ -9,8 +9,10 @@ namespace cmq::admingui {
 
 TablePage::TablePage(JsonTableModel *model, const QString &filterHint, QWidget *parent)
     : QWidget(parent), m_model(model), m_filter(new QLineEdit), m_view(new QTableView),
-      m_buttons(new QHBoxLayout)
+      m_buttons(new QHBoxLayout), m_actionsNote(new QLabel)
 {
+    m_actionsNote->setVisible(false);
+    m_buttons->addWidget(m_actionsNote);
     m_proxy.setSourceModel(model);
     m_proxy.setSortRole(JsonTableModel::SortRole);
     m_proxy.setFilterCaseSensitivity(Qt::CaseInsensitive);
@@ -67,6 +69,24 @@ QPushButton *TablePage::addButton(const QString &text, bool needsSelection)
     return button;
 }
 
+QPushButton *TablePage::addActionButton(const QString &text)
+{
+    QPushButton *button = addButton(text);
+    m_actionButtons.append(button);
+    return button;
+}
+
+void TablePage::setActionsAllowed(bool allowed, const QString &reason)
+{
+    m_actionsRefusal = allowed ? QString() : reason;
+    m_actionsNote->setText(tr("Read-only: actions are refused"));
+    m_actionsNote->setToolTip(m_actionsRefusal);
+    m_actionsNote->setVisible(!allowed && !m_actionButtons.isEmpty());
+    for (QPushButton *button : std::as_const(m_actionButtons))
+        button->setToolTip(m_actionsRefusal);
+    updateButtons();
+}
+
 int TablePage::selectedSourceRow() const
 {
     const QModelIndexList rows = m_view->selectionModel()->selectedRows();
@@ -106,7 +126,8 @@ void TablePage::updateButtons()
 {
     const bool selected = m_view->selectionModel()->hasSelection();
     for (QPushButton *button : std::as_const(m_selectionButtons))
-        button->setEnabled(selected);
+        button->setEnabled(selected &&
+                           (m_actionsRefusal.isEmpty() || !m_actionButtons.contains(button)));
 }
 
 } // namespace cmq::admingui

@@ -3,6 +3,7 @@
 // shape of the Queues, Connections and Rate limits tabs.
 
 #include <QHBoxLayout>
+#include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSortFilterProxyModel>
@@ -22,6 +23,16 @@ public:
     explicit TablePage(JsonTableModel *model, const QString &filterHint, QWidget *parent = nullptr);
 
     QPushButton *addButton(const QString &text, bool needsSelection = true);
+    // A button that changes the broker (purge, delete, disconnect): needs a selection, and is
+    // greyed with `reason` as its tooltip while actions are not allowed.
+    QPushButton *addActionButton(const QString &text);
+    // Not allowed: the buttons are greyed, and a note beside them says why (its tooltip and
+    // theirs carry the whole `reason`).
+    void setActionsAllowed(bool allowed, const QString &reason = {});
+    QString actionsNote() const
+    {
+        return m_actionsNote->isVisibleTo(this) ? m_actionsNote->text() : QString();
+    }
     QTableView *view() { return m_view; }
     QLineEdit *filter() { return m_filter; }
     QSortFilterProxyModel *proxy() { return &m_proxy; }
@@ -42,7 +53,10 @@ private:
     QLineEdit *m_filter;
     QTableView *m_view;
     QHBoxLayout *m_buttons;
+    QLabel *m_actionsNote;
     QList<QPushButton *> m_selectionButtons;
+    QList<QPushButton *> m_actionButtons;
+    QString m_actionsRefusal; // empty while actions are allowed
     bool m_sized = false;
 };
 

@@ -6,6 +6,7 @@
 #include "admin/adminlog.h"
 #include "admin/adminserver.h"
 #include "admin/adminsession.h"
+#include "admin/auditlog.h"
 #include "admin/snapshot.h"
 #include "core/router.h"
 #include "metrics/brokermetrics.h"
@@ -31,6 +32,20 @@ static QByteArray errorLine(const QString &text)
     return "Error: " + text.toUtf8() + '\n';
 }
 
+static bool isAction(AdminCommand command)
+{
+    return command == AdminCommand::Purge || command == AdminCommand::DeleteQueue ||
+           command == AdminCommand::Disconnect || command == AdminCommand::Reload;
+}
+
+// What an action is about: the queue, the connection id, or the configuration file.
+static QString targetOf(const admin::AdminRequest &request, const Config &config)
+{
+    if (request.command == AdminCommand::Disconnect)
+        return QString::number(request.connectionId);
+    return request.command == AdminCommand::Reload ? config.sourcePath : request.queue;
+}
+
 AdminCommands::AdminCommands(AdminContext &context, AdminServer &server)
     : m_context(context), m_server(server)
 {
@@ -42,14 +57,19 @@ void AdminCommands::execute(AdminSession &session, const admin::AdminRequest &re
     qCInfo(lcAdmin, "admin %s (connection %llu): %s%s%s", qPrintable(who.cn), who.connectionId,
            admin::adminCommandName(request.command), request.queue.isEmpty() ? "" : " ",
            qPrintable(request.queue));
+    if (isAction(request.command) && !mayAct(session))
+        return refuseReadOnly(session, request);
     switch (request.command) {
     case AdminCommand::Help:
         return session.sendReply(line(QJsonObject{
             {QStringLiteral("commands"), QJsonArray::fromStringList(admin::adminCommandNames())}}));
     case AdminCommand::Metrics:
         return session.sendReply(m_context.metrics.prometheusText() + "# EOF\n");
-    case AdminCommand::Json:
-        return session.sendReply(line(snapshot::full(m_context, m_server.sessions())));
+    case AdminCommand::Json: {
+        QJsonObject object = snapshot::full(m_context, m_server.sessions());
+        addSessionFields(object, session);
+        return session.sendReply(line(object));
+    }
     case AdminCommand::Queues:
         return session.sendReply(line(snapshot::queues(m_context.router)));
     case AdminCommand::Exchanges:
@@ -66,10 +86,10 @@ void AdminCommands::execute(AdminSession &session, const admin::AdminRequest &re
         return deleteQueue(session, request.queue);
     case AdminCommand::Disconnect:
         return disconnect(session, request.connectionId);
-    case AdminCommand::Reload: {
-        const Result<QJsonObject> reloaded = m_context.reload();
-        return session.sendReply(reloaded ? line(reloaded.value()) : errorLine(reloaded.error()));
-    }
+    case AdminCommand::Reload:
+        return reload(session);
+    case AdminCommand::Audit:
+        return audit(session, request.count);
     case AdminCommand::Watch:
         session.startWatch(request.intervalMs, request.sections);
         session.sendReply(
@@ -96,41 +116,51 @@ void AdminCommands::watchDue(AdminSession &session)
         return; // skipped: the gap in "sequence" tells the client
     QJsonObject object = snapshot::full(m_context, m_server.sessions(), session.watchSections());
     object.insert(QStringLiteral("sequence"), qint64(sequence));
+    addSessionFields(object, session);
     session.sendSnapshot(QJsonDocument(object).toJson(QJsonDocument::Compact));
 }
 
 void AdminCommands::purge(AdminSession &session, const QString &queue)
 {
     QPointer<AdminSession> guard(&session);
-    m_context.router.purgeQueue(queue, [guard, queue](Result<qint64> purged) {
+    m_context.router.purgeQueue(queue, [this, guard, queue](Result<qint64> purged) {
         if (!guard)
             return;
         if (!purged)
-            return guard->sendReply(errorLine(purged.error()));
-        guard->sendReply(line(QJsonObject{{QStringLiteral("ok"), true},
-                                          {QStringLiteral("action"), QStringLiteral("purge")},
-                                          {QStringLiteral("queue"), queue},
-                                          {QStringLiteral("purged"), purged.value()}}));
+            return finishAction(*guard, "purge", queue, "error", purged.error(),
+                                errorLine(purged.error()));
+        finishAction(*guard, "purge", queue, "ok", QStringLiteral("purged=%1").arg(purged.value()),
+                     line(QJsonObject{{QStringLiteral("ok"), true},
+                                      {QStringLiteral("action"), QStringLiteral("purge")},
+                                      {QStringLiteral("queue"), queue},
+                                      {QStringLiteral("purged"), purged.value()}}));
     });
 }
 
 void AdminCommands::deleteQueue(AdminSession &session, const QString &queue)
 {
     QPointer<AdminSession> guard(&session);
-    m_context.router.deleteQueue(queue, [guard, queue](Result<Router::DeleteOutcome> deleted) {
-        if (!guard)
-            return;
-        if (!deleted)
-            return guard->sendReply(errorLine(deleted.error()));
-        const Router::DeleteOutcome &d = deleted.value();
-        guard->sendReply(
-            line(QJsonObject{{QStringLiteral("ok"), true},
-                             {QStringLiteral("action"), QStringLiteral("delete_queue")},
-                             {QStringLiteral("queue"), queue},
-                             {QStringLiteral("messages_dropped"), d.messagesDropped},
-                             {QStringLiteral("consumers_cancelled"), d.consumersCancelled},
-                             {QStringLiteral("bindings_removed"), d.bindingsRemoved}}));
-    });
+    m_context.router.deleteQueue(
+        queue, [this, guard, queue](Result<Router::DeleteOutcome> deleted) {
+            if (!guard)
+                return;
+            if (!deleted)
+                return finishAction(*guard, "delete_queue", queue, "error", deleted.error(),
+                                    errorLine(deleted.error()));
+            const Router::DeleteOutcome &d = deleted.value();
+            finishAction(
+                *guard, "delete_queue", queue, "ok",
+                QStringLiteral("messages_dropped=%1 consumers_cancelled=%2 bindings_removed=%3")
+                    .arg(d.messagesDropped)
+                    .arg(d.consumersCancelled)
+                    .arg(d.bindingsRemoved),
+                line(QJsonObject{{QStringLiteral("ok"), true},
+                                 {QStringLiteral("action"), QStringLiteral("delete_queue")},
+                                 {QStringLiteral("queue"), queue},
+                                 {QStringLiteral("messages_dropped"), d.messagesDropped},
+                                 {QStringLiteral("consumers_cancelled"), d.consumersCancelled},
+                                 {QStringLiteral("bindings_removed"), d.bindingsRemoved}}));
+        });
 }
 
 void AdminCommands::disconnect(AdminSession &session, quint64 id)
@@ -142,17 +172,21 @@ void AdminCommands::disconnect(AdminSession &session, quint64 id)
                                 {QStringLiteral("cn"), cn},
                                 {QStringLiteral("listener"), QString::fromLatin1(listener)}});
     };
+    const QString target = QString::number(id);
     if (Session *data = m_context.dataSessions.value(id)) {
         qCInfo(lcAdmin, "disconnecting connection %llu (%s) on request of %s", id,
                qPrintable(data->identity().cn), qPrintable(session.identity().cn));
         const QString cn = data->identity().cn;
         data->closeWithError(protocol::reply::error("Disconnected by an administrator"));
-        return session.sendReply(ok(cn, "data"));
+        return finishAction(session, "disconnect", target, "ok",
+                            QStringLiteral("cn=%1 listener=data").arg(cn), ok(cn, "data"));
     }
     if (AdminSession *other = m_server.session(id)) {
         const QString cn = other->identity().cn;
-        session.sendReply(ok(cn, "admin"));
-        // After the reply has been written, in case it is the requester's own connection.
+        finishAction(session, "disconnect", target, "ok",
+                     QStringLiteral("cn=%1 listener=admin").arg(cn), ok(cn, "admin"));
+        // Queued, and a busy session sends its notice after its reply: the requester's own
+        // connection gets the reply first.
         QPointer<AdminSession> guard(other);
         QMetaObject::invokeMethod(
             other,
@@ -163,7 +197,72 @@ void AdminCommands::disconnect(AdminSession &session, quint64 id)
             Qt::QueuedConnection);
         return;
     }
-    session.sendReply(errorLine(QStringLiteral("Connection %1 not found").arg(id)));
+    const QString missing = QStringLiteral("Connection %1 not found").arg(id);
+    finishAction(session, "disconnect", target, "error", missing, errorLine(missing));
+}
+
+void AdminCommands::reload(AdminSession &session)
+{
+    const Result<QJsonObject> reloaded = m_context.reload();
+    const QString file = m_context.config.sourcePath;
+    if (!reloaded)
+        return finishAction(session, "reload", file, "error", reloaded.error(),
+                            errorLine(reloaded.error()));
+    const qint64 closed = reloaded->value(QStringLiteral("connections_closed")).toInteger();
+    finishAction(session, "reload", file, "ok", QStringLiteral("connections_closed=%1").arg(closed),
+                 line(reloaded.value()));
+}
+
+bool AdminCommands::mayAct(const AdminSession &session) const
+{
+    return !m_context.config.admin.readonlyCns.contains(session.identity().cn);
+}
+
+void AdminCommands::refuseReadOnly(AdminSession &session, const admin::AdminRequest &request)
+{
+    const char *action = admin::adminCommandName(request.command);
+    const QString text =
+        QStringLiteral("Forbidden: certificate CN '%1' is read-only (admin.readonly_cns); '%2' "
+                       "refused")
+            .arg(session.identity().cn, QString::fromLatin1(action));
+    // The trail's result says "refused"; its detail only why.
+    finishAction(session, action, targetOf(request, m_context.config), "refused",
+                 QStringLiteral("read-only (admin.readonly_cns)"), errorLine(text));
+}
+
+void AdminCommands::finishAction(AdminSession &session, const char *action, const QString &target,
+                                 const char *result, const QString &detail, const QByteArray &reply)
+{
+    storage::AuditRecord record;
+    record.cn = session.identity().cn;
+    record.address = session.identity().address.toString();
+    record.action = QString::fromLatin1(action);
+    record.target = target;
+    record.result = QString::fromLatin1(result);
+    record.detail = detail;
+    QPointer<AdminSession> guard(&session);
+    m_context.audit.record(std::move(record), [guard, reply] {
+        if (guard)
+            guard->sendReply(reply);
+    });
+}
+
+void AdminCommands::audit(AdminSession &session, int count)
+{
+    session.sendReply(line(AuditLog::toJson(m_context.audit.latest(count))));
+}
+
+void AdminCommands::addSessionFields(QJsonObject &snapshot, const AdminSession &session) const
+{
+    snapshot.insert(
+        QStringLiteral("session"),
+        QJsonObject{{QStringLiteral("cn"), session.identity().cn},
+                    {QStringLiteral("connection_id"), qint64(session.identity().connectionId)},
+                    {QStringLiteral("read_only"), !mayAct(session)}});
+    snapshot.insert(QStringLiteral("audit"),
+                    QJsonObject{{QStringLiteral("last_id"), m_context.audit.lastId()},
+                                {QStringLiteral("held"), qint64(m_context.audit.size())},
+                                {QStringLiteral("capacity"), m_context.audit.capacity()}});
 }
 
 } // namespace cmq

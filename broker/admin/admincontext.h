@@ -15,6 +15,7 @@
 
 namespace cmq {
 
+class AuditLog;
 class Router;
 class Session;
 namespace limits {
@@ -36,6 +37,7 @@ struct AdminContext
     std::function<quint64()> nextConnectionId; // one id space for both listeners
     std::function<Result<QJsonObject>()> reload;
     std::function<int()> dataHandshakesInProgress;
+    AuditLog &audit;
 };
 
 } // namespace cmq

@@ -1,5 +1,7 @@
 #include "admin/adminsession.h"
 
+#include <utility>
+
 #include <QSslSocket>
 
 #include "admin/adminlog.h"
@@ -95,6 +97,8 @@ void AdminSession::sendReply(const QByteArray &lines)
     m_busy = false;
     if (!m_finished && !m_closing)
         write(lines);
+    if (!m_pendingNotice.isEmpty())
+        return closeWithNotice(std::exchange(m_pendingNotice, {}));
     // Next request on a fresh stack: a pipelined burst must not recurse.
     QMetaObject::invokeMethod(this, &AdminSession::onReadyRead, Qt::QueuedConnection);
 }
@@ -128,6 +132,10 @@ void AdminSession::closeWithNotice(const QByteArray &text)
 {
     if (m_closing || m_finished)
         return;
+    if (m_busy) {
+        m_pendingNotice = text; // after the reply in progress, which may be about this close
+        return;
+    }
     m_closing = true;
     m_watchTimer.stop();
     write("Notice: " + text + '\n');

@@ -53,7 +53,7 @@ public:
     // False while the client leaves more than OutputLimitBytes unread: skip its snapshots.
     bool isKeepingUp() const { return unsentBytes() < OutputLimitBytes; }
 
-    // "Notice: <text>", then the close.
+    // "Notice: <text>", then the close; after the reply in progress, if there is one.
     void closeWithNotice(const QByteArray &text);
 
 Q_SIGNALS:
@@ -70,7 +70,8 @@ private:
     QSslSocket *m_socket;
     ClientIdentity m_identity;
     QByteArray m_buffer;
-    bool m_busy = false; // a request is executing; lines wait in m_buffer
+    bool m_busy = false;        // a request is executing; lines wait in m_buffer
+    QByteArray m_pendingNotice; // a close asked for while busy
     bool m_closing = false;
     bool m_finished = false;
     QTimer m_watchTimer;

@@ -61,6 +61,7 @@ QStringList restartRequired(const Config &r, const Config &n)
     check(r.cluster.nodeId != n.cluster.nodeId || r.cluster.clientAddress != n.cluster.clientAddress
               || r.cluster.leaseMs != n.cluster.leaseMs || r.cluster.pollMs != n.cluster.pollMs,
           "cluster");
+    check(r.admin.auditEntries != n.admin.auditEntries, "admin.audit_entries");
     return keys;
 }
 
@@ -68,6 +69,7 @@ void applyReloadable(Config &running, const Config &next)
 {
     running.acl = next.acl;
     running.admin.allowedCns = next.admin.allowedCns;
+    running.admin.readonlyCns = next.admin.readonlyCns;
     running.rateLimit = next.rateLimit;
     running.performance.memoryBudgetMb = next.performance.memoryBudgetMb;
     running.tls = next.tls; // the files themselves are loaded by the caller

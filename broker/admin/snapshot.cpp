@@ -32,7 +32,14 @@ QJsonArray queues(const Router &router)
     std::sort(sorted.begin(), sorted.end(),
               [](const Queue *a, const Queue *b) { return a->name() < b->name(); });
     QJsonArray out;
+    const QDateTime now = QDateTime::currentDateTimeUtc();
     for (Queue *queue : sorted) {
+        // Lag as time: how long the next message to be delivered has waited since it was
+        // published (0 with nothing ready).
+        const qint64 oldestReadyAgeMs =
+            queue->ready().empty()
+                ? 0
+                : std::max<qint64>(0, queue->ready().front().message->sentTime.msecsTo(now));
         QJsonObject o{
             {QStringLiteral("name"), queue->name()},
             {QStringLiteral("owner"), queue->owner()},
@@ -40,6 +47,7 @@ QJsonArray queues(const Router &router)
             {QStringLiteral("max_bytes"), queue->maxBytes()},
             {QStringLiteral("overflow"), queue->overflow()},
             {QStringLiteral("inflight"), queue->inflight},
+            {QStringLiteral("oldest_ready_age_ms"), oldestReadyAgeMs},
         };
         const metrics::QueueFigures f = metrics::queueFigures(*queue);
         for (const metrics::QueueFigureSpec &spec : metrics::kQueueFigureSpecs)

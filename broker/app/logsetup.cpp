@@ -22,6 +22,8 @@ void setUpLogging(const Config::Logging &logging)
         rules += QStringLiteral("ciphermq.*.info=false\n");
     else if (level == QLatin1String("error"))
         rules += QStringLiteral("ciphermq.*.info=false\nciphermq.*.warning=false\n");
+    // The audit trail of admin actions is logged at every level (docs/ADMIN-PROTOCOL.md).
+    rules += QStringLiteral("ciphermq.audit.info=true\nciphermq.audit.warning=true\n");
     QLoggingCategory::setFilterRules(rules);
 }
 

@@ -187,6 +187,8 @@ void readAdmin(TomlReader &r, Config::Admin &a)
     a.address = defaultAddress(QStringLiteral("127.0.0.1:9091"));
     r.readAddress("address", a.address);
     r.readStringList("allowed_cns", a.allowedCns);
+    r.readStringList("readonly_cns", a.readonlyCns);
+    r.readInt("audit_entries", a.auditEntries, 1, 100000);
     QString metrics;
     r.readString("metrics_http_address", metrics);
     r.readBool("metrics_http_tls", a.metricsHttpTls);

@@ -86,6 +86,8 @@ struct Config
         bool enabled = false;
         HostPort address;           // "127.0.0.1:9091"
         QStringList allowedCns;
+        QStringList readonlyCns;     // readonly_cns: may watch and export, every action refused
+        int auditEntries = 1000;     // audit_entries: the audit ring held in memory
         HostPort metricsHttpAddress; // metrics_http_address: /metrics over HTTP; port 0 = off
         bool metricsHttpTls = false; // metrics_http_tls: require mTLS (always off loopback)
     } admin;

@@ -148,6 +148,19 @@ const QList<Migration> &migrations()
              {"CREATE TRIGGER ciphermq_fence BEFORE INSERT OR UPDATE OR DELETE ON public_keys "
               "FOR EACH STATEMENT EXECUTE FUNCTION ciphermq_check_epoch()",
               Runs::OnPostgresOnly},
+        {5,
+         "admin audit trail",
+         // The id is the broker's, so its ring and this table agree (storage/auditstore.cpp).
+         {
+             {R"(CREATE TABLE admin_audit (
+                    id {bigint} PRIMARY KEY,
+                    at {time} NOT NULL,
+                    cn TEXT NOT NULL,
+                    remote_address TEXT NOT NULL,
+                    action TEXT NOT NULL,
+                    target TEXT NOT NULL,
+                    result TEXT NOT NULL,
+                    detail TEXT NOT NULL))"},
          }},
     };
     return list;

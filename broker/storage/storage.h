@@ -17,6 +17,7 @@
 #include <QStringList>
 
 #include "config/config.h"
+#include "storage/auditrecord.h"
 #include "storage/routerstore.h"
 #include "util/result.h"
 
@@ -159,6 +160,11 @@ public:
 
     // Runs the retention purge now; `done` gets the number of metadata rows removed.
     void purgeExpiredMetadata(std::function<void(Result<qint64>)> done);
+
+    // The admin audit trail (storageaudit.cpp): one record, after the jobs issued before it;
+    // and, blocking, at start-up, the newest `limit` records, oldest first.
+    void saveAudit(const AuditRecord &record, StatusCallback done);
+    Result<QList<AuditRecord>> loadAudit(int limit);
 
     // For metrics and tests; all counters since construction.
     struct Stats

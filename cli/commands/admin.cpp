@@ -34,6 +34,7 @@ void printAdminUsage(FILE *out)
         "  disconnect <connection-id>   close a connection (ids from `connections`)\n"
         "  reload                       re-read the ACL and rate limits (like SIGHUP)\n"
         "  watch <interval_ms> [sections]  one snapshot per line until Ctrl-C\n"
+        "  audit [n]                    the newest n admin actions (default 100)\n"
         "  help                         the commands the broker knows\n\n"
         "Options:\n"
         "  --address HOST:PORT  admin listener (default %s, or $CMQ_ADMIN_ADDRESS)\n"

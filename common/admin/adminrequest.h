@@ -27,6 +27,7 @@ enum class AdminCommand {
     Reload,
     Watch,
     Unwatch,
+    Audit,
     Unknown,
 };
 
@@ -45,6 +46,9 @@ inline constexpr Sections AllSections = Sections(0x1F);
 inline constexpr int MinWatchIntervalMs = 100;
 inline constexpr int MaxWatchIntervalMs = 60000;
 inline constexpr qsizetype MaxRequestLineBytes = 4096;
+// `audit [n]`: how many entries when n is left out, and the most one request may ask for.
+inline constexpr int DefaultAuditEntries = 100;
+inline constexpr int MaxAuditEntries = 100000;
 
 struct AdminRequest
 {
@@ -53,6 +57,7 @@ struct AdminRequest
     quint64 connectionId = 0;        // disconnect
     int intervalMs = 0;              // watch
     Sections sections = AllSections; // watch
+    int count = 0;                   // audit
 };
 
 struct AdminParseResult

@@ -27,6 +27,7 @@ constexpr protocol::words::CommandWord<AdminCommand> commands[] = {
     {"reload", AdminCommand::Reload},
     {"watch", AdminCommand::Watch},
     {"unwatch", AdminCommand::Unwatch},
+    {"audit", AdminCommand::Audit},
 };
 static_assert(std::size(commands) == static_cast<size_t>(AdminCommand::Unknown));
 
@@ -126,6 +127,23 @@ AdminParseResult parseWatch(const QList<QByteArrayView> &args)
     return ok(request);
 }
 
+AdminParseResult parseAudit(const QList<QByteArrayView> &args)
+{
+    if (args.size() > 1)
+        return error("Too many arguments for 'audit'");
+    AdminRequest request;
+    request.command = AdminCommand::Audit;
+    request.count = DefaultAuditEntries;
+    if (!args.isEmpty()) {
+        quint64 count = 0;
+        if (!parseNumber(args[0], MaxAuditEntries, count) || count == 0)
+            return error("Invalid entry count: expected a number from 1 to " +
+                         QByteArray::number(MaxAuditEntries));
+        request.count = int(count);
+    }
+    return ok(request);
+}
+
 } // namespace
 
 const char *adminCommandName(AdminCommand command)
@@ -190,6 +208,8 @@ AdminParseResult parseAdminRequest(QByteArrayView line)
     }
     case AdminCommand::Watch:
         return parseWatch(args);
+    case AdminCommand::Audit:
+        return parseAudit(args);
     default:
         if (!args.isEmpty())
             return error(QByteArray("Too many arguments for '") + adminCommandName(command) + "'");

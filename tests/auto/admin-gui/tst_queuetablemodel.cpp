@@ -54,6 +54,7 @@ private Q_SLOTS:
     void keepsPersistentIndexes();
     void rates();
     void sortAndDisplayRoles();
+    void oldestReadyAge();
     void modelTester();
 };
 
@@ -156,6 +157,26 @@ void tst_QueueTableModel::sortAndDisplayRoles()
     QCOMPARE(model.index(0, QueueTableModel::Ready).data().toString(), QStringLiteral("1000"));
     QCOMPARE(model.index(0, QueueTableModel::Overflow).data().toString(),
              QStringLiteral("drop-head"));
+}
+
+void tst_QueueTableModel::oldestReadyAge()
+{
+    QueueTableModel model;
+    model.update(QJsonArray{QJsonObject{{"name", "slow"}, {"oldest_ready_age_ms", 12345}},
+                            QJsonObject{{"name", "idle"}, {"oldest_ready_age_ms", 0}},
+                            QJsonObject{{"name", "old"}, {"oldest_ready_age_ms", 90000}}});
+    const auto age = [&](const char *queue, int role) {
+        return model.index(model.rowOf(queue), QueueTableModel::OldestReadyAge).data(role);
+    };
+    QCOMPARE(age("slow", Qt::DisplayRole).toString(), QStringLiteral("12.3"));
+    QCOMPARE(age("old", Qt::DisplayRole).toString(), QStringLiteral("90"));
+    QCOMPARE(age("idle", Qt::DisplayRole).toString(), QStringLiteral("0"));
+    // Sorts by time: 90 s after 12.3 s.
+    QVERIFY(age("old", JsonTableModel::SortRole).toDouble() >
+            age("slow", JsonTableModel::SortRole).toDouble());
+    QCOMPARE(model.headerData(QueueTableModel::OldestReadyAge, Qt::Horizontal, Qt::DisplayRole)
+                 .toString(),
+             QStringLiteral("Oldest ready (s)"));
 }
 
 void tst_QueueTableModel::modelTester()

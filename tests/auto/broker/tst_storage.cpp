@@ -281,6 +281,9 @@ void tst_Storage::migrations()
     }
     QCOMPARE(backend.count(QStringLiteral("SELECT MAX(version) FROM schema_version")),
              latestSchemaVersion());
+    // Numbers may have gaps while branches that add migrations are merged: count, not latest.
+    const int applied = backend.count(QStringLiteral("SELECT COUNT(*) FROM schema_version"));
+    QVERIFY(applied >= 1);
     for (const char *table : {"message_metadata", "message_bodies", "queue_entries", "exchanges",
                               "queues", "bindings", "public_keys"}) {
         const QStringList rows =
@@ -298,8 +301,7 @@ void tst_Storage::migrations()
     RecoveredState state;
     auto storage = open(backend, &state);
     QVERIFY(storage);
-    QCOMPARE(backend.count(QStringLiteral("SELECT COUNT(*) FROM schema_version")),
-             latestSchemaVersion());
+    QCOMPARE(backend.count(QStringLiteral("SELECT COUNT(*) FROM schema_version")), applied);
     QCOMPARE(state.exchanges.size(), 1);
     QCOMPARE(state.exchanges.first().name, QStringLiteral("kept"));
 }

@@ -17,6 +17,8 @@ private Q_SLOTS:
     void invalid_data();
     void invalid();
     void names();
+    void audit_data();
+    void audit();
 };
 
 void tst_AdminRequest::valid_data()
@@ -156,11 +158,43 @@ void tst_AdminRequest::invalid()
 void tst_AdminRequest::names()
 {
     const QStringList all = adminCommandNames();
-    QCOMPARE(all.size(), 14);
+    QCOMPARE(all.size(), 15);
+    QVERIFY(all.contains(QStringLiteral("audit")));
     QVERIFY(all.contains(QStringLiteral("delete_queue")));
     QCOMPARE(QByteArray(adminCommandName(AdminCommand::RateLimits)), QByteArray("ratelimits"));
     QCOMPARE(sectionNames(AllSections),
              (QStringList{"queues", "exchanges", "bindings", "connections", "ratelimits"}));
+}
+
+void tst_AdminRequest::audit_data()
+{
+    QTest::addColumn<QByteArray>("line");
+    QTest::addColumn<int>("count");        // 0: refused
+    QTest::addColumn<QByteArray>("reply"); // the error line when refused
+    const QByteArray invalid = "Error: Invalid entry count: expected a number from 1 to 100000";
+    QTest::newRow("default") << QByteArray("audit") << DefaultAuditEntries << QByteArray();
+    QTest::newRow("count") << QByteArray("audit 5") << 5 << QByteArray();
+    QTest::newRow("max") << QByteArray("audit 100000") << 100000 << QByteArray();
+    QTest::newRow("zero") << QByteArray("audit 0") << 0 << invalid;
+    QTest::newRow("above max") << QByteArray("audit 100001") << 0 << invalid;
+    QTest::newRow("text") << QByteArray("audit all") << 0 << invalid;
+    QTest::newRow("two") << QByteArray("audit 1 2") << 0
+                         << QByteArray("Error: Too many arguments for 'audit'");
+}
+
+void tst_AdminRequest::audit()
+{
+    QFETCH(QByteArray, line);
+    QFETCH(int, count);
+    QFETCH(QByteArray, reply);
+    const AdminParseResult r = parseAdminRequest(line);
+    QCOMPARE(r.ok, count > 0);
+    if (!r.ok) {
+        QCOMPARE(r.errorReply, reply);
+        return;
+    }
+    QCOMPARE(r.request.command, AdminCommand::Audit);
+    QCOMPARE(r.request.count, count);
 }
 
 QTEST_APPLESS_MAIN(tst_AdminRequest)
