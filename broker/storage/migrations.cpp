@@ -148,6 +148,7 @@ const QList<Migration> &migrations()
              {"CREATE TRIGGER ciphermq_fence BEFORE INSERT OR UPDATE OR DELETE ON public_keys "
               "FOR EACH STATEMENT EXECUTE FUNCTION ciphermq_check_epoch()",
               Runs::OnPostgresOnly},
+         }},
         {5,
          "admin audit trail",
          // The id is the broker's, so its ring and this table agree (storage/auditstore.cpp).
