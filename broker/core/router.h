@@ -56,9 +56,10 @@ public:
     void restore(const storage::RecoveredState &state);
 
     using Done = std::function<void(Status)>;
-    void declareExchange(const QString &name, const QString &creator, Done done)
+    void declareExchange(const QString &name, const QString &creator, Done done,
+                         const ExchangeType &type = defaultExchangeType())
     {
-        m_topology.declareExchange(name, creator, std::move(done));
+        m_topology.declareExchange(name, creator, std::move(done), type);
     }
     void declareQueue(const QString &name, const QString &owner, Done done)
     {

@@ -26,11 +26,20 @@ void Topology::restore(const storage::RecoveredState &state)
         addQueue(q.name, q.owner, effectiveMaxLength(q.maxLength),
                  q.overflow.isEmpty() ? m_performance.overflowPolicy : q.overflow);
     }
-    for (const storage::BindingRecord &b : state.bindings) {
-        m_bindings[b.exchange][b.routingKey].append(b.queue);
-        if (const Queue *queue = m_queues.value(b.queue))
-            ++m_holdings[queue->owner()].bindings;
-    }
+    for (const storage::BindingRecord &b : state.bindings)
+        addBinding(b);
+}
+
+void Topology::addBinding(const storage::BindingRecord &binding)
+{
+    QStringList &queues = m_bindings[binding.exchange][binding.routingKey];
+    if (queues.contains(binding.queue))
+        return;
+    queues.append(binding.queue);
+    if (const auto index = m_indexes.find(binding.exchange); index != m_indexes.end())
+        index->second->add(binding.routingKey, binding.queue);
+    if (const Queue *queue = m_queues.value(binding.queue))
+        ++m_holdings[queue->owner()].bindings;
 }
 
 void Topology::addExchange(const ExchangeInfo &info)
@@ -44,7 +53,7 @@ void Topology::addExchange(const ExchangeInfo &info)
         type = &defaultExchangeType();
     }
     m_exchanges.insert(info.name, info);
-    m_exchangeTypes.insert(info.name, type);
+    m_indexes[info.name] = type->newIndex();
     ++m_holdings[info.creator].exchanges;
 }
 
@@ -71,17 +80,22 @@ Status Topology::checkQuota(const QString &cn, int Holdings::*what, int limit,
                        .arg(QLatin1StringView(noun).toString().toLower()));
 }
 
-void Topology::declareExchange(const QString &name, const QString &creator, Done done)
+void Topology::declareExchange(const QString &name, const QString &creator, Done done,
+                               const ExchangeType &type)
 {
     // Re-declaring is an idempotent success, whoever asks: the shared exchange of the existing
     // clients (CipherMQ_exchange) is declared by every receiver. The creator is recorded.
-    if (m_exchanges.contains(name))
-        return done(success());
+    if (const auto existing = m_exchanges.constFind(name); existing != m_exchanges.cend()) {
+        if (existing->type == type.name())
+            return done(success());
+        return done(failure(QStringLiteral("Exchange '%1' exists with type %2, not %3")
+                                .arg(name, existing->type, type.name())));
+    }
     if (Status quota =
             checkQuota(creator, &Holdings::exchanges, m_performance.maxExchangesPerCn, "Exchange");
         !quota)
         return done(quota);
-    const storage::ExchangeRecord record{name, defaultExchangeType().name(), creator};
+    const storage::ExchangeRecord record{name, type.name(), creator};
     m_store.saveExchange(record, [this, record, done = std::move(done)](Status status) {
         if (status && !m_exchanges.contains(record.name))
             addExchange(ExchangeInfo{record.name, record.type, record.creator});
@@ -120,14 +134,8 @@ void Topology::bind(const QString &queue, const QString &exchange, const QString
         return done(quota);
     const storage::BindingRecord record{queue, exchange, routingKey};
     m_store.saveBinding(record, [this, record, done = std::move(done)](Status status) {
-        if (status) {
-            QStringList &queues = m_bindings[record.exchange][record.routingKey];
-            const Queue *target = m_queues.value(record.queue);
-            if (!queues.contains(record.queue) && target) {
-                queues.append(record.queue);
-                ++m_holdings[target->owner()].bindings;
-            }
-        }
+        if (status && m_queues.contains(record.queue))
+            addBinding(record);
         done(status);
     });
 }
@@ -162,11 +170,10 @@ QList<storage::BindingRecord> Topology::bindings() const
 QList<Queue *> Topology::route(const QString &exchange, const QString &routingKey) const
 {
     QList<Queue *> targets;
-    const auto bindingsIt = m_bindings.constFind(exchange);
-    if (bindingsIt == m_bindings.cend())
+    const auto index = m_indexes.find(exchange);
+    if (index == m_indexes.end())
         return targets;
-    const ExchangeType *type = m_exchangeTypes.value(exchange, &defaultExchangeType());
-    for (const QString &name : type->route(*bindingsIt, routingKey)) {
+    for (const QString &name : index->second->route(routingKey)) {
         if (Queue *queue = m_queues.value(name))
             targets.append(queue);
     }
@@ -180,8 +187,13 @@ std::unique_ptr<Queue> Topology::takeQueue(const QString &name, qint64 *bindings
         return queue;
     qint64 removed = 0;
     for (auto e = m_bindings.begin(); e != m_bindings.end();) {
+        const auto index = m_indexes.find(e.key());
         for (auto k = e->begin(); k != e->end();) {
-            removed += k->removeAll(name);
+            if (k->removeAll(name) > 0) {
+                ++removed;
+                if (index != m_indexes.end())
+                    index->second->remove(k.key(), name);
+            }
             k = k->isEmpty() ? e->erase(k) : std::next(k);
         }
         e = e->isEmpty() ? m_bindings.erase(e) : std::next(e);

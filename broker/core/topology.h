@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <unordered_map>
 
 #include <QHash>
 #include <QList>
@@ -42,7 +43,10 @@ public:
     void restore(const storage::RecoveredState &state);
 
     using Done = std::function<void(Status)>;
-    void declareExchange(const QString &name, const QString &creator, Done done);
+    // Re-declaring an exchange with its own type succeeds, whoever asks; with another type it
+    // fails.
+    void declareExchange(const QString &name, const QString &creator, Done done,
+                         const ExchangeType &type = defaultExchangeType());
     void declareQueue(const QString &name, const QString &owner, Done done);
     void bind(const QString &queue, const QString &exchange, const QString &routingKey, Done done);
     // Stores then applies the queue's own limit (0 = the configured default) and overflow
@@ -73,6 +77,7 @@ private:
     };
     Status checkQuota(const QString &cn, int Holdings::*what, int limit, const char *noun) const;
     void addExchange(const ExchangeInfo &info);
+    void addBinding(const storage::BindingRecord &binding);
     Queue *addQueue(const QString &name, const QString &owner, qint64 maxLength,
                     const QString &overflow);
     // A stored max length of 0 means the configured default.
@@ -85,8 +90,9 @@ private:
     Config::Performance m_performance;
     QHash<QString, Holdings> m_holdings;
     QHash<QString, ExchangeInfo> m_exchanges;
-    QHash<QString, const ExchangeType *> m_exchangeTypes;
-    QHash<QString, ExchangeBindings> m_bindings; // exchange → its bindings
+    QHash<QString, ExchangeBindings> m_bindings; // exchange → its bindings, as stored
+    // exchange → its bindings as its type routes them
+    std::unordered_map<QString, std::unique_ptr<BindingIndex>> m_indexes;
     QHash<QString, Queue *> m_queues;
 };
 

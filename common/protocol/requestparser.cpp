@@ -15,6 +15,7 @@
 //   "Error: Invalid nack mode: expected requeue or drop"
 //   "Error: Invalid max length: expected a whole number from 0 to 1000000000"
 //   "Error: Invalid overflow policy: expected drop-head or reject-publish"
+//   "Error: Invalid exchange type: expected direct, fanout or topic"
 //   "Error: pong takes no arguments"
 //   "Error: Invalid request line: a carriage return may only end the line"
 
@@ -204,6 +205,23 @@ ParseResult parsePublish(Command command, QByteArrayView rest)
     return ok(command, {exchange, routingKey, body});
 }
 
+// declare_exchange <exchange> [direct|fanout|topic]: without a type, as the existing clients
+// send it, the exchange is direct.
+ParseResult parseDeclareExchange(QByteArrayView rest)
+{
+    const QByteArrayView exchange = takeWord(rest);
+    const QByteArrayView type = skipSpaces(rest);
+    if (exchange.isEmpty())
+        return missing("Missing exchange name");
+    if (auto error = validateName(exchange, "exchange name"))
+        return std::move(*error);
+    if (type.isEmpty())
+        return ok(Command::DeclareExchange, {exchange});
+    if (type != "direct" && type != "fanout" && type != "topic")
+        return invalid("Error: Invalid exchange type: expected direct, fanout or topic");
+    return ok(Command::DeclareExchange, {exchange, type});
+}
+
 ParseResult parseNack(QByteArrayView rest)
 {
     const QByteArrayView id = takeWord(rest);
@@ -271,7 +289,7 @@ ParseResult parseRequest(QByteArrayView line)
     case Command::Fetch:
         return parseOneName(command, rest, "Missing queue name", "queue name");
     case Command::DeclareExchange:
-        return parseOneName(command, rest, "Missing exchange name", "exchange name");
+        return parseDeclareExchange(rest);
     case Command::Ack:
     case Command::Resend:
         return parseOneName(command, rest, "Missing message ID", "message ID");

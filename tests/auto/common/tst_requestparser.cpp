@@ -72,6 +72,11 @@ void tst_RequestParser::parse_data()
           {"receiver_1_queue"});
     okRow("declare_exchange", "declare_exchange CipherMQ_exchange", Command::DeclareExchange,
           {"CipherMQ_exchange"});
+    for (const char *type : {"direct", "fanout", "topic"}) {
+        okRow(qPrintable(QStringLiteral("declare_exchange %1").arg(type)),
+              QByteArray("declare_exchange  ex  ") + type + "  ", Command::DeclareExchange,
+              {"ex", type});
+    }
     okRow("bind", "bind receiver_1_queue CipherMQ_exchange receiver_1_key", Command::Bind,
           {"receiver_1_queue", "CipherMQ_exchange", "receiver_1_key"});
     okRow("publish", "publish CipherMQ_exchange receiver_1_key " + json, Command::Publish,
@@ -158,7 +163,11 @@ void tst_RequestParser::parse_data()
     failRow("queue with line separator", "declare_queue a\xe2\x80\xa8x", invalid, badQueue);
     failRow("256-byte queue", "declare_queue " + QByteArray(256, 'q'), invalid,
             "Error: Invalid queue name: longer than 255 bytes");
-    failRow("exchange with space", "declare_exchange a b", invalid,
+    failRow("exchange with unknown type", "declare_exchange a b", invalid,
+            "Error: Invalid exchange type: expected direct, fanout or topic");
+    failRow("exchange with two types", "declare_exchange a topic fanout", invalid,
+            "Error: Invalid exchange type: expected direct, fanout or topic");
+    failRow("exchange with control", "declare_exchange a\x01 topic", invalid,
             "Error: Invalid exchange name: must not contain spaces or control characters");
     failRow("bind routing key with space", "bind q e k extra", invalid,
             "Error: Invalid routing key: must not contain spaces or control characters");
