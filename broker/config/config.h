@@ -22,75 +22,84 @@ struct Config
 {
     QString sourcePath; // the file it came from (absolute)
 
-    struct Server {
-        HostPort address;                 // "0.0.0.0:5671"
-        QString connectionType = "tls";   // only "tls" is supported
-        qint64 maxLineBytes = 1 << 20;    // max_line_bytes: longest request line accepted
-        int handshakeTimeoutMs = 10000;   // handshake_timeout_ms
-        int maxConnections = 10000;       // max_connections: open data connections, all clients
-        int maxHandshakes = 256;          // max_handshakes: connections still in TLS handshake
-        int maxHandshakesPerIp = 32;      // max_handshakes_per_ip: the same, from one address
+    struct Server
+    {
+        HostPort address;                   // "0.0.0.0:5671"
+        QString connectionType = "tls";     // only "tls" is supported
+        qint64 maxLineBytes = 1 << 20;      // max_line_bytes: longest request line accepted
+        int handshakeTimeoutMs = 10000;     // handshake_timeout_ms
+        int maxConnections = 10000;         // max_connections: open data connections, all clients
+        int maxHandshakes = 256;            // max_handshakes: connections still in TLS handshake
+        int maxHandshakesPerIp = 32;        // max_handshakes_per_ip: the same, from one address
         qint64 outputBufferBytes = 4 << 20; // output_buffer_bytes: unsent output per connection
     } server;
 
-    struct Tls {
+    struct Tls
+    {
         QString certPath, keyPath, caCertPath; // cert_path, key_path, ca_cert_path
-        QString crlPath;                        // crl_path (optional)
+        QString crlPath;                       // crl_path (optional)
     } tls;
 
-    struct Logging {
+    struct Logging
+    {
         QString level = "info";     // trace|debug|info|warn|error
         QString rotation = "daily"; // hourly|daily|never (anything else = never, with a warning)
         QString infoFilePath = "logs/info.log";
         QString debugFilePath = "logs/debug.log";
         QString errorFilePath = "logs/error.log";
         int maxSizeMb = 50;
-        int maxFiles = 14;          // max_files: rotated files kept per log; 0 = all
+        int maxFiles = 14; // max_files: rotated files kept per log; 0 = all
     } logging;
 
-    struct Database {
-        QString driver = "sqlite"; // postgresql | sqlite
+    struct Database
+    {
+        QString driver = "sqlite";         // postgresql | sqlite
         QString path = "data/ciphermq.db"; // sqlite file
         QString host = "127.0.0.1";
         quint16 port = 5432;
         QString user = "ciphermq";
         QString password;
         QString dbname = "ciphermq";
-        int connectAttempts = 5;      // connect_attempts
+        int connectAttempts = 5;        // connect_attempts
         int connectRetryDelayMs = 5000; // connect_retry_delay_ms
     } database;
 
-    struct Encryption {
+    struct Encryption
+    {
         QString algorithm = "x25519_chacha20_poly1305";
         QByteArray aesKey; // decoded, exactly 32 bytes
     } encryption;
 
-    struct Performance {
+    struct Performance
+    {
         qint64 maxQueueSize = 10000;
+        qint64 messageTtlMs = 0; // message_ttl_ms: a queue's default message TTL; 0 = none
         qint64 maxQueueBytes = qint64(1) << 30; // max_queue_bytes: envelope bytes; 0 = no limit
         int memoryBudgetMb = 0; // memory_budget_mb: broker-wide; 0 = automatic (40% of memory)
         QString overflowPolicy = "drop-head"; // drop-head | reject-publish
-        int heartbeatTimeout = 60;   // seconds
-        int cleanupInterval = 3000;  // seconds
-        int consumerCleanupInterval = 60; // seconds
+        int heartbeatTimeout = 60;            // seconds
+        int cleanupInterval = 3000;           // seconds
+        int consumerCleanupInterval = 60;     // seconds
         int idleTimeoutSec = 60;
-        int defaultPrefetch = 256;   // default_prefetch: unacked deliveries per consumer
-        int ackTimeoutSec = 1800;    // ack_timeout_sec: unacked deliveries are requeued after
+        int defaultPrefetch = 256; // default_prefetch: unacked deliveries per consumer
+        int ackTimeoutSec = 1800;  // ack_timeout_sec: unacked deliveries are requeued after
         // Per certificate CN: queues it owns, exchanges it created, bindings to its queues.
-        int maxQueuesPerCn = 1000;     // max_queues_per_cn
-        int maxExchangesPerCn = 100;   // max_exchanges_per_cn
-        int maxBindingsPerCn = 10000;  // max_bindings_per_cn
+        int maxQueuesPerCn = 1000;    // max_queues_per_cn
+        int maxExchangesPerCn = 100;  // max_exchanges_per_cn
+        int maxBindingsPerCn = 10000; // max_bindings_per_cn
     } performance;
 
-    struct Admin {
+    struct Admin
+    {
         bool enabled = false;
-        HostPort address;           // "127.0.0.1:9091"
+        HostPort address; // "127.0.0.1:9091"
         QStringList allowedCns;
         HostPort metricsHttpAddress; // metrics_http_address: /metrics over HTTP; port 0 = off
         bool metricsHttpTls = false; // metrics_http_tls: require mTLS (always off loopback)
     } admin;
 
-    struct RateLimit {
+    struct RateLimit
+    {
         bool enabled = true;
         double globalRps = 100.0;
         double globalBurst = 200.0;
@@ -106,7 +115,8 @@ struct Config
         int maxConnectionsPerCn = 20;
     } rateLimit;
 
-    struct Acl {
+    struct Acl
+    {
         QStringList senderCns, receiverCns, adminCns;
     } acl;
 };

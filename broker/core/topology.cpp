@@ -22,9 +22,10 @@ void Topology::restore(const storage::RecoveredState &state)
 {
     for (const storage::ExchangeRecord &e : state.exchanges)
         addExchange(ExchangeInfo{e.name, e.type, e.creator});
-    for (const storage::QueueRecord &q : state.queues) {
-        addQueue(q.name, q.owner, effectiveMaxLength(q.maxLength),
-                 q.overflow.isEmpty() ? m_performance.overflowPolicy : q.overflow);
+    for (storage::QueueRecord q : state.queues) {
+        if (q.overflow.isEmpty())
+            q.overflow = m_performance.overflowPolicy;
+        addQueue(q);
     }
     for (const storage::BindingRecord &b : state.bindings)
         addBinding(b);
@@ -57,13 +58,14 @@ void Topology::addExchange(const ExchangeInfo &info)
     ++m_holdings[info.creator].exchanges;
 }
 
-Queue *Topology::addQueue(const QString &name, const QString &owner, qint64 maxLength,
-                          const QString &overflow)
+Queue *Topology::addQueue(const storage::QueueRecord &record)
 {
-    Queue *&slot = m_queues[name];
+    Queue *&slot = m_queues[record.name];
     if (!slot) {
-        slot = new Queue(name, owner, maxLength, m_performance.maxQueueBytes, overflow);
-        ++m_holdings[owner].queues;
+        slot = new Queue(record.name, record.owner, effectiveMaxLength(record.maxLength),
+                         m_performance.maxQueueBytes, record.overflow);
+        slot->setMessageTtlMs(record.messageTtlMs);
+        ++m_holdings[record.owner].queues;
     }
     return slot;
 }
@@ -111,10 +113,10 @@ void Topology::declareQueue(const QString &name, const QString &owner, Done done
         !quota)
         return done(quota);
     const storage::QueueRecord record{name, owner, m_performance.maxQueueSize,
-                                      m_performance.overflowPolicy};
+                                      m_performance.overflowPolicy, m_performance.messageTtlMs};
     m_store.saveQueue(record, [this, record, done = std::move(done)](Status status) {
         if (status)
-            addQueue(record.name, record.owner, record.maxLength, record.overflow);
+            addQueue(record);
         done(status);
     });
 }
@@ -141,16 +143,19 @@ void Topology::bind(const QString &queue, const QString &exchange, const QString
 }
 
 void Topology::setQueuePolicy(const QString &queue, qint64 maxLength, const QString &overflow,
-                              std::function<void(Status, Queue *)> done)
+                              qint64 messageTtlMs, std::function<void(Status, Queue *)> done)
 {
     const Queue *existing = m_queues.value(queue);
     if (!existing)
         return done(failure(QStringLiteral("Queue '%1' not found").arg(queue)), nullptr);
-    const storage::QueueRecord record{queue, existing->owner(), maxLength, overflow};
+    const storage::QueueRecord record{queue, existing->owner(), maxLength, overflow,
+                                      messageTtlMs < 0 ? existing->messageTtlMs() : messageTtlMs};
     m_store.saveQueue(record, [this, record, done = std::move(done)](Status status) {
         Queue *target = status ? m_queues.value(record.name) : nullptr;
-        if (target)
+        if (target) {
             target->setPolicy(effectiveMaxLength(record.maxLength), record.overflow);
+            target->setMessageTtlMs(record.messageTtlMs);
+        }
         done(status, target);
     });
 }

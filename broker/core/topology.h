@@ -21,6 +21,7 @@ namespace cmq {
 namespace storage {
 class RouterStore;
 struct BindingRecord;
+struct QueueRecord;
 struct RecoveredState;
 } // namespace storage
 
@@ -49,10 +50,11 @@ public:
                          const ExchangeType &type = defaultExchangeType());
     void declareQueue(const QString &name, const QString &owner, Done done);
     void bind(const QString &queue, const QString &exchange, const QString &routingKey, Done done);
-    // Stores then applies the queue's own limit (0 = the configured default) and overflow
-    // policy; `done` also gets the queue it applied to (null when it did not).
+    // Stores then applies the queue's own limit (0 = the configured default), overflow policy
+    // and message TTL (0 = none, negative = as it is); `done` also gets the queue it applied to
+    // (null when it did not).
     void setQueuePolicy(const QString &queue, qint64 maxLength, const QString &overflow,
-                        std::function<void(Status, Queue *)> done);
+                        qint64 messageTtlMs, std::function<void(Status, Queue *)> done);
 
     Queue *queue(const QString &name) const { return m_queues.value(name); }
     const QHash<QString, Queue *> &queues() const { return m_queues; }
@@ -78,8 +80,7 @@ private:
     Status checkQuota(const QString &cn, int Holdings::*what, int limit, const char *noun) const;
     void addExchange(const ExchangeInfo &info);
     void addBinding(const storage::BindingRecord &binding);
-    Queue *addQueue(const QString &name, const QString &owner, qint64 maxLength,
-                    const QString &overflow);
+    Queue *addQueue(const storage::QueueRecord &record);
     // A stored max length of 0 means the configured default.
     qint64 effectiveMaxLength(qint64 stored) const
     {

@@ -93,6 +93,11 @@ const QList<Migration> &migrations()
              {"ALTER TABLE message_metadata SET (fillfactor = 50)", Runs::OnPostgresOnly},
              {"ALTER TABLE queue_entries SET (fillfactor = 70)", Runs::OnPostgresOnly},
          }},
+        {4,
+         "per-queue message TTL",
+         {
+             {"ALTER TABLE queues ADD COLUMN message_ttl_ms {bigint} NOT NULL DEFAULT 0"},
+         }},
     };
     return list;
 }

@@ -15,6 +15,7 @@
 //   "Error: Invalid nack mode: expected requeue or drop"
 //   "Error: Invalid max length: expected a whole number from 0 to 1000000000"
 //   "Error: Invalid overflow policy: expected drop-head or reject-publish"
+//   "Error: Invalid message TTL: expected milliseconds from 0 to 31536000000"
 //   "Error: Invalid exchange type: expected direct, fanout or topic"
 //   "Error: pong takes no arguments"
 //   "Error: Invalid request line: a carriage return may only end the line"
@@ -136,7 +137,7 @@ std::optional<ParseResult> validateName(QByteArrayView name, const char *what)
 }
 
 // A plain decimal number within [min, max] (leading zeros allowed, no sign, no spaces).
-bool isNumberInRange(QByteArrayView text, int min, int max)
+bool isNumberInRange(QByteArrayView text, qint64 min, qint64 max)
 {
     if (text.isEmpty())
         return false;
@@ -237,13 +238,14 @@ ParseResult parseNack(QByteArrayView rest)
     return ok(Command::Nack, {id, mode});
 }
 
-// queue_policy <queue> <max_length> <drop-head|reject-publish>; max_length 0 = the configured
-// performance.max_queue_size.
+// queue_policy <queue> <max_length> <drop-head|reject-publish> [<message_ttl_ms>]; max_length 0
+// = the configured performance.max_queue_size; no TTL = performance.message_ttl_ms, 0 = none.
 ParseResult parseQueuePolicy(QByteArrayView rest)
 {
     const QByteArrayView queue = takeWord(rest);
     const QByteArrayView maxLength = takeWord(rest);
-    const QByteArrayView overflow = skipSpaces(rest);
+    const QByteArrayView overflow = takeWord(rest);
+    const QByteArrayView ttl = skipSpaces(rest);
     if (overflow.isEmpty())
         return missing("Missing parameters");
     if (auto error = validateName(queue, "queue name"))
@@ -252,7 +254,11 @@ ParseResult parseQueuePolicy(QByteArrayView rest)
         return invalid("Error: Invalid max length: expected a whole number from 0 to 1000000000");
     if (overflow != "drop-head" && overflow != "reject-publish")
         return invalid("Error: Invalid overflow policy: expected drop-head or reject-publish");
-    return ok(Command::QueuePolicy, {queue, maxLength, overflow});
+    if (ttl.isEmpty())
+        return ok(Command::QueuePolicy, {queue, maxLength, overflow});
+    if (!isNumberInRange(ttl, 0, 31536000000))
+        return invalid("Error: Invalid message TTL: expected milliseconds from 0 to 31536000000");
+    return ok(Command::QueuePolicy, {queue, maxLength, overflow, ttl});
 }
 
 ParseResult parseNumber(Command command, QByteArrayView rest, int min, int max,

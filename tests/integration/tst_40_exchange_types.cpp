@@ -7,11 +7,9 @@
 #include <memory>
 #include <vector>
 
-#include <QSqlDatabase>
-#include <QSqlError>
-#include <QSqlQuery>
 #include <QtTest>
 
+#include "brokerdatabase.h"
 #include "brokerprocess.h"
 #include "testclient.h"
 #include "testpostgres.h"
@@ -42,7 +40,7 @@ class tst_ExchangeTypes : public QObject
 
 private Q_SLOTS:
     void initTestCase();
-    void cleanup();
+    void cleanup() { m_databases.clear(); }
     void fanoutToThreeQueuesStoredOnce_data() { addDrivers(); }
     void fanoutToThreeQueuesStoredOnce();
     void topicTable_data() { addDrivers(); }
@@ -52,13 +50,10 @@ private Q_SLOTS:
 
 private:
     void configure(BrokerProcess &broker, const QString &driver);
-    // The broker's database, opened by the test (PostgreSQL or the SQLite file).
-    QSqlDatabase database(const BrokerProcess &broker, const QString &driver);
-    static int count(QSqlDatabase db, const QString &sql);
+    TestDatabase *postgres() { return m_databases.empty() ? nullptr : m_databases.back().get(); }
 
     PostgresServer m_fixture;
     std::vector<std::unique_ptr<TestDatabase>> m_databases;
-    QStringList m_connections;
 };
 
 void tst_ExchangeTypes::initTestCase()
@@ -68,13 +63,6 @@ void tst_ExchangeTypes::initTestCase()
     QVERIFY2(m_fixture.isValid(), qPrintable(error));
 }
 
-void tst_ExchangeTypes::cleanup()
-{
-    for (const QString &name : std::exchange(m_connections, {}))
-        QSqlDatabase::removeDatabase(name);
-    m_databases.clear();
-}
-
 void tst_ExchangeTypes::configure(BrokerProcess &broker, const QString &driver)
 {
     if (driver == QLatin1String("postgresql")) {
@@ -82,30 +70,6 @@ void tst_ExchangeTypes::configure(BrokerProcess &broker, const QString &driver)
         QVERIFY2(db->isValid(), qPrintable(db->error()));
         broker.usePostgres(*db);
     }
-}
-
-QSqlDatabase tst_ExchangeTypes::database(const BrokerProcess &broker, const QString &driver)
-{
-    if (driver == QLatin1String("postgresql"))
-        return m_databases.back()->connection();
-    const QString name = QStringLiteral("exchange-types-%1").arg(m_connections.size());
-    m_connections << name;
-    QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), name);
-    db.setDatabaseName(broker.dataDir() + QStringLiteral("/data/ciphermq.db"));
-    db.setConnectOptions(QStringLiteral("QSQLITE_OPEN_READONLY;QSQLITE_BUSY_TIMEOUT=5000"));
-    if (!db.open())
-        qWarning("cannot open the broker's SQLite file: %s", qPrintable(db.lastError().text()));
-    return db;
-}
-
-int tst_ExchangeTypes::count(QSqlDatabase db, const QString &sql)
-{
-    QSqlQuery query(db);
-    if (!query.exec(sql) || !query.next()) {
-        qWarning("%s: %s", qPrintable(sql), qPrintable(query.lastError().text()));
-        return -1;
-    }
-    return query.value(0).toInt();
 }
 
 void tst_ExchangeTypes::fanoutToThreeQueuesStoredOnce()
@@ -130,12 +94,13 @@ void tst_ExchangeTypes::fanoutToThreeQueuesStoredOnce()
     // Fanout ignores the routing key.
     QCOMPARE(sender.request("publish receiver_1_news whatever " + envelope("fan-1")), "ACK fan-1");
 
-    QSqlDatabase db = database(broker, driver);
-    QVERIFY2(db.isOpen(), qPrintable(db.lastError().text()));
+    auto db = std::make_unique<BrokerDatabase>(broker, postgres());
+    QVERIFY2(db->isOpen(), qPrintable(db->error()));
+    const auto count = [&db](const QString &sql) { return int(db->number(sql)); };
     const QString where = QStringLiteral(" WHERE message_id = 'fan-1'");
-    QCOMPARE(count(db, "SELECT COUNT(*) FROM message_metadata" + where), 1);
-    QCOMPARE(count(db, "SELECT COUNT(*) FROM message_bodies" + where), 1);
-    QCOMPARE(count(db, "SELECT COUNT(*) FROM queue_entries" + where), 3);
+    QCOMPARE(count("SELECT COUNT(*) FROM message_metadata" + where), 1);
+    QCOMPARE(count("SELECT COUNT(*) FROM message_bodies" + where), 1);
+    QCOMPARE(count("SELECT COUNT(*) FROM queue_entries" + where), 3);
 
     // Two copies acked; the third survives kill -9.
     TestClient consumer("receiver_1");
@@ -146,10 +111,10 @@ void tst_ExchangeTypes::fanoutToThreeQueuesStoredOnce()
     QCOMPARE(consumer.request("ack fan-1"), "ACK_CONFIRMED fan-1");
     QCOMPARE(consumer.request("ack fan-1"), "ACK_CONFIRMED fan-1");
     // Acks are written behind; wait until both are in the database, not for a while.
-    QTRY_COMPARE_WITH_TIMEOUT(count(db, "SELECT COUNT(*) FROM queue_entries" + where), 1, 30000);
-    QCOMPARE(count(db, "SELECT COUNT(*) FROM message_bodies" + where), 1);
-    QCOMPARE(count(db, "SELECT COUNT(*) FROM message_metadata" + where), 1);
-    db.close();
+    QTRY_COMPARE_WITH_TIMEOUT(count("SELECT COUNT(*) FROM queue_entries" + where), 1, 30000);
+    QCOMPARE(count("SELECT COUNT(*) FROM message_bodies" + where), 1);
+    QCOMPARE(count("SELECT COUNT(*) FROM message_metadata" + where), 1);
+    db.reset();
     consumer.disconnect();
     broker.kill();
     QVERIFY2(broker.start(), broker.output().constData());
@@ -168,13 +133,11 @@ void tst_ExchangeTypes::fanoutToThreeQueuesStoredOnce()
     }
     QCOMPARE(stillQueued, 1);
     QCOMPARE(after.request("ack fan-1"), "ACK_CONFIRMED fan-1");
-    QSqlDatabase reopened = database(broker, driver);
-    QVERIFY2(reopened.isOpen(), qPrintable(reopened.lastError().text()));
-    QTRY_COMPARE_WITH_TIMEOUT(count(reopened, "SELECT COUNT(*) FROM queue_entries" + where), 0,
-                              30000);
-    QTRY_COMPARE_WITH_TIMEOUT(count(reopened, "SELECT COUNT(*) FROM message_bodies" + where), 0,
-                              30000);
-    reopened.close();
+    db = std::make_unique<BrokerDatabase>(broker, postgres());
+    QVERIFY2(db->isOpen(), qPrintable(db->error()));
+    QTRY_COMPARE_WITH_TIMEOUT(count("SELECT COUNT(*) FROM queue_entries" + where), 0, 30000);
+    QTRY_COMPARE_WITH_TIMEOUT(count("SELECT COUNT(*) FROM message_bodies" + where), 0, 30000);
+    db.reset();
     QVERIFY(broker.terminate());
 }
 
