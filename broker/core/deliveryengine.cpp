@@ -85,15 +85,21 @@ void DeliveryEngine::evictForRoom(Queue *queue, qsizetype room, qint64 roomBytes
                (queue->maxBytes() > 0 && queue->bytes() + roomBytes > queue->maxBytes());
     };
     while (overLimit() && !queue->ready().empty()) {
-        const MessagePtr evicted = queue->ready().front().message;
-        queue->ready().pop_front();
-        queue->addBytes(-evicted->envelope.size());
+        const MessagePtr evicted = dropReadyHead(queue);
         ++queue->evictedTotal;
         ++m_stats.evicted;
-        m_store.markEvicted(queue->name(), evicted->id);
-        m_live.release(evicted->id);
         qCDebug(lcRouter) << "evicted" << evicted->id << "from full queue" << queue->name();
     }
+}
+
+MessagePtr DeliveryEngine::dropReadyHead(Queue *queue)
+{
+    MessagePtr head = queue->ready().front().message;
+    queue->ready().pop_front();
+    queue->addBytes(-head->envelope.size());
+    m_store.markEvicted(queue->name(), head->id);
+    m_live.release(head->id);
+    return head;
 }
 
 void DeliveryEngine::dispatch(Queue *queue)

@@ -121,6 +121,8 @@ private:
     // The queue a delivery to `endpoint` came from, or null with the refusal in `error`.
     Queue *awaitingQueue(Endpoint *endpoint, const QByteArray &messageId, Status *error) const;
     void requeueFront(Queue *queue, QList<Delivery> deliveries);
+    // Takes the head of the ready messages out for good (evicted or expired: stored alike).
+    MessagePtr dropReadyHead(Queue *queue);
     // Drops the expired messages at the head of the queue, at most `budget`; returns how many
     // (core/expiry.cpp).
     qint64 dropExpiredHead(Queue *queue, qint64 nowMs, qint64 budget);

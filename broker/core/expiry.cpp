@@ -9,10 +9,8 @@
 #include <QLoggingCategory>
 
 #include "core/deliveryengine.h"
-#include "core/livemessages.h"
 #include "core/router.h"
 #include "core/topology.h"
-#include "storage/storage.h"
 
 Q_DECLARE_LOGGING_CATEGORY(lcRouter)
 
@@ -26,12 +24,9 @@ qint64 DeliveryEngine::dropExpiredHead(Queue *queue, qint64 nowMs, qint64 budget
         const qint64 expiresAt = queue->expiresAtMs(*head);
         if (expiresAt == 0 || expiresAt > nowMs)
             break;
-        queue->ready().pop_front();
-        queue->addBytes(-head->envelope.size());
+        dropReadyHead(queue);
         ++queue->expiredTotal;
         ++m_stats.expired;
-        m_store.markEvicted(queue->name(), head->id);
-        m_live.release(head->id);
         ++dropped;
         qCDebug(lcRouter) << "expired" << head->id << "in queue" << queue->name();
     }
