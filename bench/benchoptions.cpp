@@ -40,8 +40,10 @@ Result<BenchOptions> parseOptions(const QStringList &arguments)
                                      "n", "0");
     const QCommandLineOption pid("broker-pid", "Sample this process's RSS.", "pid", "0");
     const QCommandLineOption json("json", "Print one JSON line.");
+    const QCommandLineOption topic("topic",
+                                   "Bind and publish through the topic exchange bench_topics.");
     parser.addOptions({broker, certs, sender, receiver, publishers, consumers, size, window,
-                       prefetch, duration, count, rate, backlog, pid, json});
+                       prefetch, duration, count, rate, backlog, pid, json, topic});
     if (!parser.parse(arguments))
         return Result<BenchOptions>::failure(parser.errorText());
     if (parser.isSet(QStringLiteral("help"))) {
@@ -69,6 +71,7 @@ Result<BenchOptions> parseOptions(const QStringList &arguments)
         o.count = o.backlog;
     o.brokerPid = parser.value(pid).toLongLong();
     o.json = parser.isSet(json);
+    o.topic = parser.isSet(topic);
     o.runId = QString::number(QDateTime::currentMSecsSinceEpoch(), 36);
     o.queueSuffix = QStringLiteral("bench_") + o.runId;
     if (o.certDir.isEmpty() || o.port == 0 || o.publishers < 1 || o.consumers < 0

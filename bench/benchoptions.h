@@ -27,6 +27,14 @@ struct BenchOptions
     qint64 brokerPid = 0;    // sample this process's RSS when set
     QString runId;           // makes message ids unique across runs against one database
     bool json = false;       // one JSON line instead of the table
+    // Through the topic exchange "bench_topics" instead of CipherMQ_exchange: the queue bound
+    // with "<queue>.*.eu", publishes keyed "<queue>.orders.eu" (bench/topic.sh).
+    bool topic = false;
+
+    QByteArray queue() const { return (receiver + u'_' + queueSuffix).toUtf8(); }
+    QByteArray exchange() const { return topic ? "bench_topics" : "CipherMQ_exchange"; }
+    QByteArray bindingKey() const { return topic ? queue() + ".*.eu" : queue(); }
+    QByteArray routingKey() const { return topic ? queue() + ".orders.eu" : queue(); }
 };
 
 Result<BenchOptions> parseOptions(const QStringList &arguments);

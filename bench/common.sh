@@ -1,7 +1,8 @@
 # Shared by the benchmark scripts: a work directory with test certificates, a throwaway
 # PostgreSQL server, a free port for the broker, and its config. Source it after setting
 #   root (the repository), work (an empty directory) and dbname (the database to create).
-# Provides: pg_port, port, broker_pid, start_pg, write_config DRIVER [EXTRA_TOML], cleanup.
+# Provides: pg_port, port, broker_pid, start_pg, write_config DRIVER [EXTRA_TOML], run_broker,
+# stop_broker, cleanup.
 broker_pid=""
 pg_port=0
 
@@ -55,4 +56,22 @@ sender_cns = ["sender_1"]
 receiver_cns = ["receiver_1"]
 ${3:-}
 CONF
+}
+
+# run_broker: starts it on $work/config.toml (output in $work/broker.log) and waits for its
+# "ready on" line.
+run_broker() {
+    local log=$work/broker.log
+    : >"$log"
+    "$build/broker/ciphermq-broker" --config "$work/config.toml" >"$log" 2>&1 &
+    broker_pid=$!
+    until grep -q " ready on " "$log"; do
+        kill -0 "$broker_pid" 2>/dev/null || { cat "$log" >&2; exit 1; }
+        sleep 0.05
+    done
+}
+stop_broker() {
+    kill "$broker_pid"
+    wait "$broker_pid" 2>/dev/null || true
+    broker_pid=""
 }

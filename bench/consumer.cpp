@@ -7,7 +7,7 @@ Consumer::Consumer(const BenchOptions &options, RunState &state)
       m_connection(new LineConnection(options.certDir, options.receiver, this))
 {
     m_connection->onConnected = [this] {
-        const QByteArray queue = (m_options.receiver + u'_' + m_options.queueSuffix).toUtf8();
+        const QByteArray queue = m_options.queue();
         m_connection->write("qos " + QByteArray::number(m_options.prefetch) + "\nconsume " + queue
                             + "\n");
     };

@@ -40,10 +40,11 @@ static bool declareTopology(const BenchOptions &o)
                      qPrintable(socket.errorString()));
         return false;
     }
-    const QByteArray queue = (o.receiver + u'_' + o.queueSuffix).toUtf8();
-    const QList<QByteArray> requests = {"declare_queue " + queue,
-                                        "declare_exchange CipherMQ_exchange",
-                                        "bind " + queue + " CipherMQ_exchange " + queue};
+    const QByteArray queue = o.queue();
+    const QList<QByteArray> requests = {
+        "declare_queue " + queue,
+        "declare_exchange " + o.exchange() + (o.topic ? " topic" : ""),
+        "bind " + queue + " " + o.exchange() + " " + o.bindingKey()};
     for (const QByteArray &request : requests) {
         socket.write(request + '\n');
         while (!socket.canReadLine()) {

@@ -8,8 +8,7 @@ Publisher::Publisher(const BenchOptions &options, int index, RunState &state)
     : m_options(options), m_state(state), m_index(index),
       m_connection(new LineConnection(options.certDir, options.sender, this)), m_rateTimer(this)
 {
-    const QByteArray key = (options.receiver + u'_' + options.queueSuffix).toUtf8();
-    m_head = "publish CipherMQ_exchange " + key + " {\"message_id\":\"b-"
+    m_head = "publish " + options.exchange() + " " + options.routingKey() + " {\"message_id\":\"b-"
              + options.runId.toUtf8() + "-" + QByteArray::number(index) + "-";
     // Random bytes stand in for ciphertext: the broker cannot tell the difference, which is the
     // point.

@@ -20,21 +20,10 @@ fi
 
 # start_broker: runs it, waits for "ready on", and leaves the seconds it took in $work/seconds.
 start_broker() {
-    local log=$work/broker.log start
-    : >"$log"
+    local start
     start=$(date +%s.%N)
-    "$build/broker/ciphermq-broker" --config "$work/config.toml" >"$log" 2>&1 &
-    broker_pid=$!
-    until grep -q " ready on " "$log"; do
-        kill -0 "$broker_pid" 2>/dev/null || { cat "$log" >&2; exit 1; }
-        sleep 0.05
-    done
+    run_broker
     echo "$(date +%s.%N) - $start" | bc >"$work/seconds"
-}
-stop_broker() {
-    kill "$broker_pid"
-    wait "$broker_pid" 2>/dev/null || true
-    broker_pid=""
 }
 
 # One envelope shape for every row, 1 KB of base64 ciphertext, its message id spliced in.

@@ -107,6 +107,37 @@ Status AclManager::mayBindRoutingKey(Roles roles, const QString &cn, const QStri
             .arg(routingKey, cn));
 }
 
+Status AclManager::mayBindToExchange(Roles roles, const QString &cn, const QString &exchange,
+                                     const QString &exchangeType, const QString &creator,
+                                     const QString &bindingKey)
+{
+    if (roles & Role::Admin)
+        return success();
+    if (exchangeType == QLatin1String("fanout") && creator != cn) {
+        return failure(QStringLiteral("Permission denied: fanout exchange '%1' takes bindings "
+                                      "from its creator %2 only")
+                           .arg(exchange, creator));
+    }
+    if (exchangeType == QLatin1String("topic")) {
+        // The key starts with the CN (mayBindRoutingKey); a CN with dots spans several words,
+        // none of which may be a wildcard ("a.#" binding its own CN "a.#" would match "a.b_x").
+        qsizetype start = 0;
+        while (start <= cn.size()) {
+            qsizetype end = bindingKey.indexOf(u'.', start);
+            if (end < 0)
+                end = bindingKey.size();
+            const QStringView word = QStringView(bindingKey).mid(start, end - start);
+            if (word == u"*" || word == u"#") {
+                return failure(QStringLiteral("Permission denied: topic pattern '%1' must "
+                                              "start with the literal words of %2")
+                                   .arg(bindingKey, cn));
+            }
+            start = end + 1;
+        }
+    }
+    return success();
+}
+
 Status AclManager::mayUseOwnedQueue(Roles roles, const QString &cn, const QString &queue,
                                     const QString &owner)
 {

@@ -38,6 +38,13 @@ public:
     // key must be the CN or start with "{cn}_". Errors are the text after "Error: ".
     static Status mayUseQueue(Roles roles, const QString &cn, const QString &queue);
     static Status mayBindRoutingKey(Roles roles, const QString &cn, const QString &routingKey);
+    // The rules a binding to a fanout or topic exchange adds (after mayBindRoutingKey): a
+    // topic pattern may not use `*` or `#` for a word of the CN prefix, so it matches keys
+    // inside the receiver's namespace only; a fanout exchange takes bindings from its creator
+    // (and admins) only, the creator choosing which queues get its copies.
+    static Status mayBindToExchange(Roles roles, const QString &cn, const QString &exchange,
+                                    const QString &exchangeType, const QString &creator,
+                                    const QString &bindingKey);
 
     // The owner rule, for a queue that exists (after mayUseQueue): a queue a receiver declared
     // inside its own namespace stays that receiver's, even if an ACL change later gives another

@@ -46,6 +46,7 @@ QJsonArray queues(const Router &router)
             {QStringLiteral("max_length"), queue->maxLength()},
             {QStringLiteral("max_bytes"), queue->maxBytes()},
             {QStringLiteral("overflow"), queue->overflow()},
+            {QStringLiteral("message_ttl_ms"), queue->messageTtlMs()},
             {QStringLiteral("inflight"), queue->inflight},
             {QStringLiteral("oldest_ready_age_ms"), oldestReadyAgeMs},
         };

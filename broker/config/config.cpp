@@ -167,6 +167,7 @@ void readPerformance(TomlReader &r, Config::Performance &p)
     r.enterSection("performance");
     r.readInt("max_queue_size", p.maxQueueSize, 1, std::numeric_limits<qint64>::max());
     r.readInt("max_queue_bytes", p.maxQueueBytes, 0, std::numeric_limits<qint64>::max());
+    r.readInt("message_ttl_ms", p.messageTtlMs, 0, qint64(31536000000));
     r.readInt("memory_budget_mb", p.memoryBudgetMb, 0, std::numeric_limits<int>::max());
     r.readChoice("overflow_policy", p.overflowPolicy, {"drop-head", "reject-publish"});
     r.readInt("heartbeat_timeout", p.heartbeatTimeout, 1, kMaxSeconds);

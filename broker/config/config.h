@@ -67,6 +67,7 @@ struct Config
 
     struct Performance {
         qint64 maxQueueSize = 10000;
+        qint64 messageTtlMs = 0; // message_ttl_ms: a queue's default message TTL; 0 = none
         qint64 maxQueueBytes = qint64(1) << 30; // max_queue_bytes: envelope bytes; 0 = no limit
         int memoryBudgetMb = 0; // memory_budget_mb: broker-wide; 0 = automatic (40% of memory)
         QString overflowPolicy = "drop-head"; // drop-head | reject-publish

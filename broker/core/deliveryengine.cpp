@@ -9,6 +9,7 @@
 #include "core/router.h"
 #include "core/topology.h"
 #include "limits/clock.h"
+#include "protocol/envelope.h"
 #include "storage/storage.h"
 
 Q_DECLARE_LOGGING_CATEGORY(lcRouter)
@@ -28,6 +29,10 @@ DeliveryEngine::DeliveryEngine(Topology &topology, LiveMessages &live, storage::
     m_ackTimeoutTimer.setInterval(intervalMs);
     connect(&m_ackTimeoutTimer, &QTimer::timeout, this, &DeliveryEngine::expireUnacked);
     m_ackTimeoutTimer.start();
+    // Expired messages are skipped at delivery anyway; the sweep frees what nobody consumes.
+    m_expiryTimer.setInterval(1000);
+    connect(&m_expiryTimer, &QTimer::timeout, this, [this] { sweepExpired(ExpirySweepBudget); });
+    m_expiryTimer.start();
 }
 
 DeliveryEngine::~DeliveryEngine()
@@ -51,9 +56,11 @@ void DeliveryEngine::restore(const QList<storage::QueueEntry> &entries)
             continue;
         MessagePtr &message = messages[entry.messageId];
         if (!message) {
-            message = std::make_shared<const Message>(Message{entry.messageId, entry.sender,
-                                                              entry.exchange, entry.routingKey,
-                                                              entry.envelope, entry.sentTime});
+            // The envelope was checked when it was published; only its TTL is wanted here.
+            const auto envelope = protocol::inspectEnvelope(entry.envelope);
+            message = std::make_shared<const Message>(
+                Message{entry.messageId, entry.sender, entry.exchange, entry.routingKey,
+                        entry.envelope, entry.sentTime, envelope ? envelope->ttlMs : 0});
         }
         queue->ready().push_back(ReadyMessage{message, entry.redelivered});
         m_live.hold(queue, message);
@@ -78,20 +85,29 @@ void DeliveryEngine::evictForRoom(Queue *queue, qsizetype room, qint64 roomBytes
                (queue->maxBytes() > 0 && queue->bytes() + roomBytes > queue->maxBytes());
     };
     while (overLimit() && !queue->ready().empty()) {
-        const MessagePtr evicted = queue->ready().front().message;
-        queue->ready().pop_front();
-        queue->addBytes(-evicted->envelope.size());
+        const MessagePtr evicted = dropReadyHead(queue);
         ++queue->evictedTotal;
         ++m_stats.evicted;
-        m_store.markEvicted(queue->name(), evicted->id);
-        m_live.release(evicted->id);
         qCDebug(lcRouter) << "evicted" << evicted->id << "from full queue" << queue->name();
     }
 }
 
+MessagePtr DeliveryEngine::dropReadyHead(Queue *queue)
+{
+    MessagePtr head = queue->ready().front().message;
+    queue->ready().pop_front();
+    queue->addBytes(-head->envelope.size());
+    m_store.markEvicted(queue->name(), head->id);
+    m_live.release(head->id);
+    return head;
+}
+
 void DeliveryEngine::dispatch(Queue *queue)
 {
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
     while (!queue->ready().empty()) {
+        if (dropExpiredHead(queue, now, ExpirySweepBudget) > 0)
+            continue; // never delivered
         Consumer *consumer = queue->nextConsumer();
         if (!consumer)
             return;
@@ -174,6 +190,10 @@ void DeliveryEngine::declareAndConsume(Endpoint *endpoint, const QString &queue,
 std::optional<ReadyMessage> DeliveryEngine::fetch(Endpoint *endpoint, const QString &queueName)
 {
     Queue *queue = m_topology.queue(queueName);
+    if (queue) {
+        while (dropExpiredHead(queue, QDateTime::currentMSecsSinceEpoch(), ExpirySweepBudget) > 0) {
+        }
+    }
     if (!queue || queue->ready().empty())
         return std::nullopt;
     ReadyMessage next = std::move(queue->ready().front());

@@ -39,6 +39,9 @@ class DeliveryEngine final : public QObject
     Q_DISABLE_COPY_MOVE(DeliveryEngine)
 
 public:
+    // Messages the background expiry sweep drops per second at most, over all queues.
+    static constexpr qint64 ExpirySweepBudget = 10000;
+
     // `clock` (null: a steady clock of its own) times deliveries for the ack timeout.
     DeliveryEngine(Topology &topology, LiveMessages &live, storage::RouterStore &store,
                    RouterStats &stats, const Config::Performance &performance,
@@ -86,6 +89,9 @@ public:
     void endpointWritable(Endpoint *endpoint);
     // Requeues the deliveries older than the ack timeout (run by a timer; public for tests).
     void expireUnacked();
+    // Drops the ready messages past their TTL from the heads of the queues, at most
+    // `budget` in all (run by a timer; public for tests). Returns how many.
+    qint64 sweepExpired(qint64 budget);
 
     // Admin: drops the ready messages (deliveries awaiting an ack stay); returns how many.
     qint64 purgeReady(Queue *queue);
@@ -115,6 +121,11 @@ private:
     // The queue a delivery to `endpoint` came from, or null with the refusal in `error`.
     Queue *awaitingQueue(Endpoint *endpoint, const QByteArray &messageId, Status *error) const;
     void requeueFront(Queue *queue, QList<Delivery> deliveries);
+    // Takes the head of the ready messages out for good (evicted or expired: stored alike).
+    MessagePtr dropReadyHead(Queue *queue);
+    // Drops the expired messages at the head of the queue, at most `budget`; returns how many
+    // (core/expiry.cpp).
+    qint64 dropExpiredHead(Queue *queue, qint64 nowMs, qint64 budget);
 
     Topology &m_topology;
     LiveMessages &m_live;
@@ -125,6 +136,7 @@ private:
     const limits::Clock &m_clock;
     QHash<Endpoint *, EndpointState> m_endpoints;
     QTimer m_ackTimeoutTimer;
+    QTimer m_expiryTimer;
     quint64 m_deliverySeq = 0;
     quint64 m_consumeTicket = 0;
 };

@@ -9,10 +9,7 @@ class DirectExchange final : public ExchangeType
 {
 public:
     QString name() const override { return QStringLiteral("direct"); }
-    QStringList route(const ExchangeBindings &bindings, const QString &routingKey) const override
-    {
-        return bindings.value(routingKey);
-    }
+    std::unique_ptr<BindingIndex> newIndex() const override;
 };
 
 } // namespace cmq

@@ -18,6 +18,7 @@ struct Message
     QString routingKey;
     QByteArray envelope; // ciphertext envelope JSON, never re-encoded
     QDateTime sentTime;
+    qint64 ttlMs = 0; // the envelope's own "ttl_ms"; 0 = none
 };
 
 using MessagePtr = std::shared_ptr<const Message>;

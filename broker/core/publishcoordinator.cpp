@@ -69,6 +69,7 @@ void PublishCoordinator::publish(const QString &sender, const QString &exchange,
         return call->done({});
     QList<storage::MessageRecord> records;
     QList<qsizetype> recordIndex; // record → position in `messages`
+    QList<qint64> recordTtl;      // record → the envelope's ttl_ms
     const QList<Queue *> targets = m_topology.route(exchange, routingKey);
     const QDateTime now = QDateTime::currentDateTimeUtc();
 
@@ -112,6 +113,7 @@ void PublishCoordinator::publish(const QString &sender, const QString &exchange,
         m_inflight.insert(id, {});
         records.append(std::move(record));
         recordIndex.append(i);
+        recordTtl.append(messages[i].ttlMs);
     }
 
     if (records.isEmpty())
@@ -120,11 +122,12 @@ void PublishCoordinator::publish(const QString &sender, const QString &exchange,
     // Keep what enqueueing needs after the commit; the records themselves move to storage.
     QList<Pending> pending;
     pending.reserve(records.size());
-    for (const storage::MessageRecord &r : records) {
-        pending.append(
-            Pending{std::make_shared<const Message>(Message{r.messageId, r.sender, r.exchange,
-                                                            r.routingKey, r.envelope, r.sentTime}),
-                    r.queues});
+    for (qsizetype r = 0; r < records.size(); ++r) {
+        const storage::MessageRecord &m = records[r];
+        pending.append(Pending{
+            std::make_shared<const Message>(Message{m.messageId, m.sender, m.exchange, m.routingKey,
+                                                    m.envelope, m.sentTime, recordTtl[r]}),
+            m.queues});
     }
     m_store.publish(std::move(records),
                     [this, call, recordIndex = std::move(recordIndex),

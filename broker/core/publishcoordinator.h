@@ -44,6 +44,7 @@ public:
     {
         QByteArray messageId;
         QByteArray envelope;
+        qint64 ttlMs = 0; // the envelope's "ttl_ms"
     };
     // `done` gets one outcome per message, in order, once every message has one.
     void publish(const QString &sender, const QString &exchange, const QString &routingKey,

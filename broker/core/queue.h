@@ -2,6 +2,7 @@
 // One queue: ready messages in order, deliveries awaiting acknowledgement, and the consumers
 // that share it round-robin. Pure state, no I/O: the router decides and records.
 
+#include <algorithm>
 #include <deque>
 
 #include <QElapsedTimer>
@@ -57,6 +58,17 @@ public:
         m_maxLength = maxLength;
         m_overflow = overflow;
     }
+    // Messages expire this long after they were published; 0 = never (unless their own TTL).
+    qint64 messageTtlMs() const { return m_messageTtlMs; }
+    void setMessageTtlMs(qint64 ttlMs) { m_messageTtlMs = ttlMs; }
+    // When `message` expires in this queue, in ms since the epoch; 0 = never.
+    qint64 expiresAtMs(const Message &message) const
+    {
+        const qint64 ttl = m_messageTtlMs > 0 && message.ttlMs > 0
+                               ? std::min(m_messageTtlMs, message.ttlMs)
+                               : std::max(m_messageTtlMs, message.ttlMs);
+        return ttl > 0 ? message.sentTime.toMSecsSinceEpoch() + ttl : 0;
+    }
 
     qsizetype readyCount() const { return qsizetype(m_ready.size()); }
     qsizetype unackedCount() const { return m_unacked.size(); }
@@ -83,6 +95,7 @@ public:
     quint64 acknowledgedTotal = 0;
     quint64 evictedTotal = 0;
     quint64 redeliveredTotal = 0;
+    quint64 expiredTotal = 0;
 
 private:
     QString m_name;
@@ -90,6 +103,7 @@ private:
     qint64 m_maxLength;
     qint64 m_maxBytes;
     QString m_overflow;
+    qint64 m_messageTtlMs = 0;
     qint64 m_bytes = 0;
     std::deque<ReadyMessage> m_ready;
     QHash<QByteArray, Delivery> m_unacked;

@@ -26,16 +26,17 @@ void Router::restore(const storage::RecoveredState &state)
 }
 
 void Router::setQueuePolicy(const QString &queue, qint64 maxLength, const QString &overflow,
-                            Done done)
+                            Done done, qint64 messageTtlMs)
 {
     m_topology.setQueuePolicy(
-        queue, maxLength, overflow, [this, done = std::move(done)](Status status, Queue *target) {
+        queue, maxLength, overflow, messageTtlMs,
+        [this, done = std::move(done)](Status status, Queue *target) {
             if (target) {
                 if (!target->rejectsWhenFull())
                     m_delivery.evictForRoom(target, 0, 0);
-                qCInfo(lcRouter, "queue %s: max length %lld, overflow %s",
+                qCInfo(lcRouter, "queue %s: max length %lld, overflow %s, message TTL %lld ms",
                        qPrintable(target->name()), qlonglong(target->maxLength()),
-                       qPrintable(target->overflow()));
+                       qPrintable(target->overflow()), qlonglong(target->messageTtlMs()));
             }
             done(status);
         });

@@ -35,6 +35,7 @@ struct RouterStats
     quint64 redelivered = 0;
     quint64 acknowledged = 0;
     quint64 evicted = 0;
+    quint64 expired = 0; // dropped once past their TTL, never delivered
     quint64 nackDropped = 0;
     quint64 ackTimeouts = 0;
 };
@@ -56,9 +57,10 @@ public:
     void restore(const storage::RecoveredState &state);
 
     using Done = std::function<void(Status)>;
-    void declareExchange(const QString &name, const QString &creator, Done done)
+    void declareExchange(const QString &name, const QString &creator, Done done,
+                         const ExchangeType &type = defaultExchangeType())
     {
-        m_topology.declareExchange(name, creator, std::move(done));
+        m_topology.declareExchange(name, creator, std::move(done), type);
     }
     void declareQueue(const QString &name, const QString &owner, Done done)
     {
@@ -68,9 +70,11 @@ public:
     {
         m_topology.bind(queue, exchange, routingKey, std::move(done));
     }
-    // The queue's own limit (0 = the configured default) and overflow policy, once stored. A
-    // lower drop-head limit evicts the oldest ready messages at once.
-    void setQueuePolicy(const QString &queue, qint64 maxLength, const QString &overflow, Done done);
+    // The queue's own limit (0 = the configured default), overflow policy and message TTL (0 =
+    // none, negative = unchanged), once stored. A lower drop-head limit evicts the oldest ready
+    // messages at once.
+    void setQueuePolicy(const QString &queue, qint64 maxLength, const QString &overflow, Done done,
+                        qint64 messageTtlMs = -1);
 
     using Publication = PublishCoordinator::Publication;
     // `done` receives one outcome per message, in order.

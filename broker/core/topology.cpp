@@ -22,15 +22,25 @@ void Topology::restore(const storage::RecoveredState &state)
 {
     for (const storage::ExchangeRecord &e : state.exchanges)
         addExchange(ExchangeInfo{e.name, e.type, e.creator});
-    for (const storage::QueueRecord &q : state.queues) {
-        addQueue(q.name, q.owner, effectiveMaxLength(q.maxLength),
-                 q.overflow.isEmpty() ? m_performance.overflowPolicy : q.overflow);
+    for (storage::QueueRecord q : state.queues) {
+        if (q.overflow.isEmpty())
+            q.overflow = m_performance.overflowPolicy;
+        addQueue(q);
     }
-    for (const storage::BindingRecord &b : state.bindings) {
-        m_bindings[b.exchange][b.routingKey].append(b.queue);
-        if (const Queue *queue = m_queues.value(b.queue))
-            ++m_holdings[queue->owner()].bindings;
-    }
+    for (const storage::BindingRecord &b : state.bindings)
+        addBinding(b);
+}
+
+void Topology::addBinding(const storage::BindingRecord &binding)
+{
+    QStringList &queues = m_bindings[binding.exchange][binding.routingKey];
+    if (queues.contains(binding.queue))
+        return;
+    queues.append(binding.queue);
+    if (const auto index = m_indexes.find(binding.exchange); index != m_indexes.end())
+        index->second->add(binding.routingKey, binding.queue);
+    if (const Queue *queue = m_queues.value(binding.queue))
+        ++m_holdings[queue->owner()].bindings;
 }
 
 void Topology::addExchange(const ExchangeInfo &info)
@@ -44,17 +54,18 @@ void Topology::addExchange(const ExchangeInfo &info)
         type = &defaultExchangeType();
     }
     m_exchanges.insert(info.name, info);
-    m_exchangeTypes.insert(info.name, type);
+    m_indexes[info.name] = type->newIndex();
     ++m_holdings[info.creator].exchanges;
 }
 
-Queue *Topology::addQueue(const QString &name, const QString &owner, qint64 maxLength,
-                          const QString &overflow)
+Queue *Topology::addQueue(const storage::QueueRecord &record)
 {
-    Queue *&slot = m_queues[name];
+    Queue *&slot = m_queues[record.name];
     if (!slot) {
-        slot = new Queue(name, owner, maxLength, m_performance.maxQueueBytes, overflow);
-        ++m_holdings[owner].queues;
+        slot = new Queue(record.name, record.owner, effectiveMaxLength(record.maxLength),
+                         m_performance.maxQueueBytes, record.overflow);
+        slot->setMessageTtlMs(record.messageTtlMs);
+        ++m_holdings[record.owner].queues;
     }
     return slot;
 }
@@ -71,17 +82,22 @@ Status Topology::checkQuota(const QString &cn, int Holdings::*what, int limit,
                        .arg(QLatin1StringView(noun).toString().toLower()));
 }
 
-void Topology::declareExchange(const QString &name, const QString &creator, Done done)
+void Topology::declareExchange(const QString &name, const QString &creator, Done done,
+                               const ExchangeType &type)
 {
     // Re-declaring is an idempotent success, whoever asks: the shared exchange of the existing
     // clients (CipherMQ_exchange) is declared by every receiver. The creator is recorded.
-    if (m_exchanges.contains(name))
-        return done(success());
+    if (const auto existing = m_exchanges.constFind(name); existing != m_exchanges.cend()) {
+        if (existing->type == type.name())
+            return done(success());
+        return done(failure(QStringLiteral("Exchange '%1' exists with type %2, not %3")
+                                .arg(name, existing->type, type.name())));
+    }
     if (Status quota =
             checkQuota(creator, &Holdings::exchanges, m_performance.maxExchangesPerCn, "Exchange");
         !quota)
         return done(quota);
-    const storage::ExchangeRecord record{name, defaultExchangeType().name(), creator};
+    const storage::ExchangeRecord record{name, type.name(), creator};
     m_store.saveExchange(record, [this, record, done = std::move(done)](Status status) {
         if (status && !m_exchanges.contains(record.name))
             addExchange(ExchangeInfo{record.name, record.type, record.creator});
@@ -97,10 +113,10 @@ void Topology::declareQueue(const QString &name, const QString &owner, Done done
         !quota)
         return done(quota);
     const storage::QueueRecord record{name, owner, m_performance.maxQueueSize,
-                                      m_performance.overflowPolicy};
+                                      m_performance.overflowPolicy, m_performance.messageTtlMs};
     m_store.saveQueue(record, [this, record, done = std::move(done)](Status status) {
         if (status)
-            addQueue(record.name, record.owner, record.maxLength, record.overflow);
+            addQueue(record);
         done(status);
     });
 }
@@ -120,29 +136,26 @@ void Topology::bind(const QString &queue, const QString &exchange, const QString
         return done(quota);
     const storage::BindingRecord record{queue, exchange, routingKey};
     m_store.saveBinding(record, [this, record, done = std::move(done)](Status status) {
-        if (status) {
-            QStringList &queues = m_bindings[record.exchange][record.routingKey];
-            const Queue *target = m_queues.value(record.queue);
-            if (!queues.contains(record.queue) && target) {
-                queues.append(record.queue);
-                ++m_holdings[target->owner()].bindings;
-            }
-        }
+        if (status && m_queues.contains(record.queue))
+            addBinding(record);
         done(status);
     });
 }
 
 void Topology::setQueuePolicy(const QString &queue, qint64 maxLength, const QString &overflow,
-                              std::function<void(Status, Queue *)> done)
+                              qint64 messageTtlMs, std::function<void(Status, Queue *)> done)
 {
     const Queue *existing = m_queues.value(queue);
     if (!existing)
         return done(failure(QStringLiteral("Queue '%1' not found").arg(queue)), nullptr);
-    const storage::QueueRecord record{queue, existing->owner(), maxLength, overflow};
+    const storage::QueueRecord record{queue, existing->owner(), maxLength, overflow,
+                                      messageTtlMs < 0 ? existing->messageTtlMs() : messageTtlMs};
     m_store.saveQueue(record, [this, record, done = std::move(done)](Status status) {
         Queue *target = status ? m_queues.value(record.name) : nullptr;
-        if (target)
+        if (target) {
             target->setPolicy(effectiveMaxLength(record.maxLength), record.overflow);
+            target->setMessageTtlMs(record.messageTtlMs);
+        }
         done(status, target);
     });
 }
@@ -162,11 +175,10 @@ QList<storage::BindingRecord> Topology::bindings() const
 QList<Queue *> Topology::route(const QString &exchange, const QString &routingKey) const
 {
     QList<Queue *> targets;
-    const auto bindingsIt = m_bindings.constFind(exchange);
-    if (bindingsIt == m_bindings.cend())
+    const auto index = m_indexes.find(exchange);
+    if (index == m_indexes.end())
         return targets;
-    const ExchangeType *type = m_exchangeTypes.value(exchange, &defaultExchangeType());
-    for (const QString &name : type->route(*bindingsIt, routingKey)) {
+    for (const QString &name : index->second->route(routingKey)) {
         if (Queue *queue = m_queues.value(name))
             targets.append(queue);
     }
@@ -180,8 +192,13 @@ std::unique_ptr<Queue> Topology::takeQueue(const QString &name, qint64 *bindings
         return queue;
     qint64 removed = 0;
     for (auto e = m_bindings.begin(); e != m_bindings.end();) {
+        const auto index = m_indexes.find(e.key());
         for (auto k = e->begin(); k != e->end();) {
-            removed += k->removeAll(name);
+            if (k->removeAll(name) > 0) {
+                ++removed;
+                if (index != m_indexes.end())
+                    index->second->remove(k.key(), name);
+            }
             k = k->isEmpty() ? e->erase(k) : std::next(k);
         }
         e = e->isEmpty() ? m_bindings.erase(e) : std::next(e);

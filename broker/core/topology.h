@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <unordered_map>
 
 #include <QHash>
 #include <QList>
@@ -20,6 +21,7 @@ namespace cmq {
 namespace storage {
 class RouterStore;
 struct BindingRecord;
+struct QueueRecord;
 struct RecoveredState;
 } // namespace storage
 
@@ -42,13 +44,17 @@ public:
     void restore(const storage::RecoveredState &state);
 
     using Done = std::function<void(Status)>;
-    void declareExchange(const QString &name, const QString &creator, Done done);
+    // Re-declaring an exchange with its own type succeeds, whoever asks; with another type it
+    // fails.
+    void declareExchange(const QString &name, const QString &creator, Done done,
+                         const ExchangeType &type = defaultExchangeType());
     void declareQueue(const QString &name, const QString &owner, Done done);
     void bind(const QString &queue, const QString &exchange, const QString &routingKey, Done done);
-    // Stores then applies the queue's own limit (0 = the configured default) and overflow
-    // policy; `done` also gets the queue it applied to (null when it did not).
+    // Stores then applies the queue's own limit (0 = the configured default), overflow policy
+    // and message TTL (0 = none, negative = as it is); `done` also gets the queue it applied to
+    // (null when it did not).
     void setQueuePolicy(const QString &queue, qint64 maxLength, const QString &overflow,
-                        std::function<void(Status, Queue *)> done);
+                        qint64 messageTtlMs, std::function<void(Status, Queue *)> done);
 
     Queue *queue(const QString &name) const { return m_queues.value(name); }
     const QHash<QString, Queue *> &queues() const { return m_queues; }
@@ -73,8 +79,8 @@ private:
     };
     Status checkQuota(const QString &cn, int Holdings::*what, int limit, const char *noun) const;
     void addExchange(const ExchangeInfo &info);
-    Queue *addQueue(const QString &name, const QString &owner, qint64 maxLength,
-                    const QString &overflow);
+    void addBinding(const storage::BindingRecord &binding);
+    Queue *addQueue(const storage::QueueRecord &record);
     // A stored max length of 0 means the configured default.
     qint64 effectiveMaxLength(qint64 stored) const
     {
@@ -85,8 +91,9 @@ private:
     Config::Performance m_performance;
     QHash<QString, Holdings> m_holdings;
     QHash<QString, ExchangeInfo> m_exchanges;
-    QHash<QString, const ExchangeType *> m_exchangeTypes;
-    QHash<QString, ExchangeBindings> m_bindings; // exchange → its bindings
+    QHash<QString, ExchangeBindings> m_bindings; // exchange → its bindings, as stored
+    // exchange → its bindings as its type routes them
+    std::unordered_map<QString, std::unique_ptr<BindingIndex>> m_indexes;
     QHash<QString, Queue *> m_queues;
 };
 

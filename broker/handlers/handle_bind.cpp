@@ -15,6 +15,13 @@ void bind(const HandlerContext &ctx, const Request &request, const Reply &reply)
         return reply.send(errorLine(allowed));
     if (Status allowed = AclManager::mayBindRoutingKey(who.roles, who.cn, routingKey); !allowed)
         return reply.send(errorLine(allowed));
+    const auto &exchanges = ctx.services.router.exchanges();
+    if (const auto info = exchanges.constFind(exchange); info != exchanges.cend()) {
+        if (Status allowed = AclManager::mayBindToExchange(who.roles, who.cn, exchange, info->type,
+                                                           info->creator, routingKey);
+            !allowed)
+            return reply.send(errorLine(allowed));
+    }
     ctx.services.router.bind(queue, exchange, routingKey, [reply](Status status) {
         reply.send(status ? protocol::reply::queueBound() : errorLine(status));
     });

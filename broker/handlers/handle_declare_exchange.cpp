@@ -7,12 +7,20 @@ namespace cmq::handlers {
 void declareExchange(const HandlerContext &ctx, const Request &request, const Reply &reply)
 {
     // Any receiver may declare; an existing exchange is left as its creator made it and the
-    // re-declaration succeeds (every existing receiver declares the shared CipherMQ_exchange).
+    // re-declaration with the same type succeeds (every existing receiver declares the shared
+    // CipherMQ_exchange). No type is direct; the parser let only known types through.
     const QString exchange = QString::fromUtf8(request.args.at(0));
-    ctx.services.router.declareExchange(exchange, ctx.session.identity().cn,
-                                        [reply](Status status) {
-        reply.send(status ? protocol::reply::exchangeDeclared() : errorLine(status));
-    });
+    const ExchangeType *type = request.args.size() > 1
+                                   ? findExchangeType(QString::fromUtf8(request.args.at(1)))
+                                   : &defaultExchangeType();
+    if (!type)
+        type = &defaultExchangeType();
+    ctx.services.router.declareExchange(
+        exchange, ctx.session.identity().cn,
+        [reply](Status status) {
+            reply.send(status ? protocol::reply::exchangeDeclared() : errorLine(status));
+        },
+        *type);
 }
 
 } // namespace cmq::handlers

@@ -14,7 +14,7 @@ void publish(const HandlerContext &ctx, const Request &request, const Reply &rep
     const QString exchange = QString::fromUtf8(request.args.at(0));
     const QString routingKey = QString::fromUtf8(request.args.at(1));
     ctx.services.router.publish(ctx.session.identity().cn, exchange, routingKey,
-                                {Router::Publication{envelope->messageId, json}},
+                                {Router::Publication{envelope->messageId, json, envelope->ttlMs}},
                                 [reply, exchange, routingKey](const PublishOutcomes &outcomes) {
                                     sendPublishReplies(reply, outcomes, exchange, routingKey,
                                                        false);

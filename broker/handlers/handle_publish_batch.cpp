@@ -22,7 +22,8 @@ void publishBatch(const HandlerContext &ctx, const Request &request, const Reply
             return reply.send(protocol::reply::invalidBatchFormat(
                 QByteArray("element ") + QByteArray::number(i) + ": " + envelope.error().toUtf8()));
         }
-        messages.append(Router::Publication{envelope->messageId, element.toByteArray()});
+        messages.append(
+            Router::Publication{envelope->messageId, element.toByteArray(), envelope->ttlMs});
     }
     if (messages.isEmpty())
         return reply.send("\n"); // the original answers an empty batch with an empty line

@@ -120,6 +120,7 @@ Counters BrokerMetrics::counters() const
         c.redelivered = s.redelivered;
         c.acknowledged = s.acknowledged;
         c.evicted = s.evicted;
+        c.expired = s.expired;
         c.nackDropped = s.nackDropped;
         c.ackTimeouts = s.ackTimeouts;
     }
@@ -381,8 +382,7 @@ QList<MetricFamily> BrokerMetrics::families()
             const QueueFigures f = queueFigures(*queue);
             const Labels labels{{QStringLiteral("queue"), queue->name()}};
             for (qsizetype i = 0; i < perQueue.size(); ++i)
-                perQueue[i].samples.append(
-                    Sample{labels, double(f.*kQueueFigureSpecs[i].field)});
+                perQueue[i].samples.append(Sample{labels, double(f.*kQueueFigureSpecs[i].field)});
         }
     }
     out << perQueue;

@@ -22,6 +22,7 @@ struct Counters
     quint64 redelivered = 0;
     quint64 acknowledged = 0;
     quint64 evicted = 0;
+    quint64 expired = 0;
     quint64 nackDropped = 0;
     quint64 ackTimeouts = 0;
     quint64 rateLimited = 0;
@@ -63,11 +64,13 @@ inline constexpr CounterSpec kCounterSpecs[] = {
      "Deliveries acknowledged by their consumer."},
     {&Counters::evicted, "messages_evicted", "ciphermq_messages_evicted_total",
      "Messages dropped from the head of a full drop-head queue."},
+    {&Counters::expired, "messages_expired", "ciphermq_messages_expired_total",
+     "Messages dropped undelivered once past their queue's or their own TTL."},
     {&Counters::nackDropped, "messages_nack_dropped", "ciphermq_messages_nack_dropped_total",
      "Deliveries negatively acknowledged without requeue."},
     {&Counters::ackTimeouts, "ack_timeouts", "ciphermq_ack_timeouts_total",
      "Deliveries requeued because their ack did not come in time."},
-    {&Counters::rateLimited, "rate_limited", nullptr, nullptr}, // by scope and bucket
+    {&Counters::rateLimited, "rate_limited", nullptr, nullptr},             // by scope and bucket
     {&Counters::connectionsOpened, "connections_opened", nullptr, nullptr}, // by listener
     {&Counters::connectionsClosed, "connections_closed", nullptr, nullptr},
     {&Counters::connectionsRefused, "connections_refused", nullptr, nullptr}, // and reason
@@ -98,7 +101,7 @@ struct Totals
 struct GaugeSpec
 {
     qint64 Totals::*field;
-    const char *snapshotName; // in the snapshot's "totals"
+    const char *snapshotName;   // in the snapshot's "totals"
     const char *prometheusName; // nullptr: the exposition has it as a labelled family
     const char *help;
 };
@@ -130,12 +133,13 @@ struct QueueFigures
     qint64 acknowledged = 0;
     qint64 redelivered = 0;
     qint64 evicted = 0;
+    qint64 expired = 0;
 };
 
 struct QueueFigureSpec
 {
     qint64 QueueFigures::*field;
-    const char *snapshotName; // in each object of the snapshot's "queues"
+    const char *snapshotName;   // in each object of the snapshot's "queues"
     const char *prometheusName; // labelled {queue="..."}
     bool counter;               // else a gauge
     const char *help;
@@ -160,6 +164,8 @@ inline constexpr QueueFigureSpec kQueueFigureSpecs[] = {
      "Redeliveries from the queue."},
     {&QueueFigures::evicted, "evicted", "ciphermq_queue_messages_evicted_total", true,
      "Messages evicted from the queue when it was full."},
+    {&QueueFigures::expired, "expired", "ciphermq_queue_messages_expired_total", true,
+     "Messages dropped undelivered from the queue once past their TTL."},
 };
 
 // The memory budget (limits/memorybudget.h), as the snapshot's "memory" shows it.
@@ -190,15 +196,14 @@ inline constexpr MemoryFigureSpec kMemoryFigureSpecs[] = {
      "Bytes the memory budget counts: message bytes plus connection bytes."},
     {&MemoryFigures::messageBytes, "message_bytes", "ciphermq_memory_message_bytes", false,
      "Envelope bytes held, each message once, commits pending included."},
-    {&MemoryFigures::connectionBytes, "connection_bytes", "ciphermq_memory_connection_bytes",
-     false, "Connections' output not yet taken by the network, sampled every 200 ms."},
+    {&MemoryFigures::connectionBytes, "connection_bytes", "ciphermq_memory_connection_bytes", false,
+     "Connections' output not yet taken by the network, sampled every 200 ms."},
     {&MemoryFigures::alarm, "alarm", "ciphermq_memory_alarm", false,
      "1 while the memory alarm is on and publishes are refused."},
     {&MemoryFigures::alarmsRaised, "alarms_raised", "ciphermq_memory_alarms_total", true,
      "Times the memory alarm went on."},
-    {&MemoryFigures::publishesRefused, "publishes_refused",
-     "ciphermq_memory_alarm_refusals_total", true,
-     "Messages refused because of the memory alarm."},
+    {&MemoryFigures::publishesRefused, "publishes_refused", "ciphermq_memory_alarm_refusals_total",
+     true, "Messages refused because of the memory alarm."},
 };
 
 } // namespace cmq::metrics

@@ -16,6 +16,7 @@ QueueFigures queueFigures(Queue &queue)
     f.acknowledged = qint64(queue.acknowledgedTotal);
     f.redelivered = qint64(queue.redeliveredTotal);
     f.evicted = qint64(queue.evictedTotal);
+    f.expired = qint64(queue.expiredTotal);
     return f;
 }
 

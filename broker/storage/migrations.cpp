@@ -149,6 +149,11 @@ const QList<Migration> &migrations()
               "FOR EACH STATEMENT EXECUTE FUNCTION ciphermq_check_epoch()",
               Runs::OnPostgresOnly},
          }},
+        {4,
+         "per-queue message TTL",
+         {
+             {"ALTER TABLE queues ADD COLUMN message_ttl_ms {bigint} NOT NULL DEFAULT 0"},
+         }},
         {5,
          "admin audit trail",
          // The id is the broker's, so its ring and this table agree (storage/auditstore.cpp).

@@ -171,11 +171,12 @@ Result<RecoveredState> loadState(SqlSession &session)
         return R::failure(QStringLiteral("cannot load exchanges: %1").arg(st.error()));
 
     st = forEachRow(session,
-                    QStringLiteral("SELECT name, owner, max_length, overflow FROM queues "
-                                   "ORDER BY name"),
+                    QStringLiteral("SELECT name, owner, max_length, overflow, message_ttl_ms "
+                                   "FROM queues ORDER BY name"),
                     [&](const QSqlQuery &q) {
                         state.queues.append({q.value(0).toString(), q.value(1).toString(),
-                                             q.value(2).toLongLong(), q.value(3).toString()});
+                                             q.value(2).toLongLong(), q.value(3).toString(),
+                                             q.value(4).toLongLong()});
                     });
     if (!st)
         return R::failure(QStringLiteral("cannot load queues: %1").arg(st.error()));

@@ -42,6 +42,7 @@ struct QueueRecord
     QString owner;                  // CN that declared it first
     qint64 maxLength = 0;           // messages; 0 = the config default at the time of use
     QString overflow = "drop-head"; // drop-head | reject-publish
+    qint64 messageTtlMs = 0;        // 0 = messages do not expire (unless by their own TTL)
 };
 
 struct BindingRecord

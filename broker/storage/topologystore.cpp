@@ -39,12 +39,13 @@ Status saveQueue(SqlSession &session, const QueueRecord &queue)
 {
     const SqlSession &s = session;
     return session.exec(
-        QStringLiteral("INSERT INTO queues (name, owner, max_length, overflow, created_at) "
-                       "VALUES (") +
+        QStringLiteral("INSERT INTO queues (name, owner, max_length, overflow, message_ttl_ms, "
+                       "created_at) VALUES (") +
         s.text(queue.name) + u',' + s.text(queue.owner) + u',' +
-        SqlSession::integer(queue.maxLength) + u',' + s.text(queue.overflow) + u',' + now(s) +
+        SqlSession::integer(queue.maxLength) + u',' + s.text(queue.overflow) + u',' +
+        SqlSession::integer(queue.messageTtlMs) + u',' + now(s) +
         QStringLiteral(") ON CONFLICT (name) DO UPDATE SET max_length = excluded.max_length, "
-                       "overflow = excluded.overflow"));
+                       "overflow = excluded.overflow, message_ttl_ms = excluded.message_ttl_ms"));
 }
 
 Status saveBinding(SqlSession &session, const BindingRecord &binding)

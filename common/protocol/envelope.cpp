@@ -333,6 +333,16 @@ Result<EnvelopeInfo> inspectEnvelope(QByteArrayView json)
             QStringLiteral("field `message_id` contains an unpaired surrogate"));
     }
     EnvelopeInfo info;
+    if (const auto ttl = object.constFind(QLatin1StringView("ttl_ms")); ttl != object.constEnd()) {
+        const double value = ttl->toDouble(-1);
+        if (!ttl->isDouble() || value < 1 || value > double(MaxEnvelopeTtlMs) ||
+            value != double(qint64(value))) {
+            return EnvelopeResult::failure(
+                QStringLiteral("field `ttl_ms` must be a whole number from 1 to %1")
+                    .arg(MaxEnvelopeTtlMs));
+        }
+        info.ttlMs = qint64(value);
+    }
     info.messageId = messageId.toUtf8();
     if (info.messageId.size() > MaxNameLength) {
         return EnvelopeResult::failure(

@@ -15,6 +15,8 @@
 //   "Error: Invalid nack mode: expected requeue or drop"
 //   "Error: Invalid max length: expected a whole number from 0 to 1000000000"
 //   "Error: Invalid overflow policy: expected drop-head or reject-publish"
+//   "Error: Invalid message TTL: expected milliseconds from 0 to 31536000000"
+//   "Error: Invalid exchange type: expected direct, fanout or topic"
 //   "Error: pong takes no arguments"
 //   "Error: Invalid presence mode: expected on or off"
 //   "Error: Invalid request line: a carriage return may only end the line"
@@ -137,7 +139,7 @@ std::optional<ParseResult> validateName(QByteArrayView name, const char *what)
 }
 
 // A plain decimal number within [min, max] (leading zeros allowed, no sign, no spaces).
-bool isNumberInRange(QByteArrayView text, int min, int max)
+bool isNumberInRange(QByteArrayView text, qint64 min, qint64 max)
 {
     if (text.isEmpty())
         return false;
@@ -206,6 +208,23 @@ ParseResult parsePublish(Command command, QByteArrayView rest)
     return ok(command, {exchange, routingKey, body});
 }
 
+// declare_exchange <exchange> [direct|fanout|topic]: without a type, as the existing clients
+// send it, the exchange is direct.
+ParseResult parseDeclareExchange(QByteArrayView rest)
+{
+    const QByteArrayView exchange = takeWord(rest);
+    const QByteArrayView type = skipSpaces(rest);
+    if (exchange.isEmpty())
+        return missing("Missing exchange name");
+    if (auto error = validateName(exchange, "exchange name"))
+        return std::move(*error);
+    if (type.isEmpty())
+        return ok(Command::DeclareExchange, {exchange});
+    if (type != "direct" && type != "fanout" && type != "topic")
+        return invalid("Error: Invalid exchange type: expected direct, fanout or topic");
+    return ok(Command::DeclareExchange, {exchange, type});
+}
+
 ParseResult parseNack(QByteArrayView rest)
 {
     const QByteArrayView id = takeWord(rest);
@@ -221,13 +240,14 @@ ParseResult parseNack(QByteArrayView rest)
     return ok(Command::Nack, {id, mode});
 }
 
-// queue_policy <queue> <max_length> <drop-head|reject-publish>; max_length 0 = the configured
-// performance.max_queue_size.
+// queue_policy <queue> <max_length> <drop-head|reject-publish> [<message_ttl_ms>]; max_length 0
+// = the configured performance.max_queue_size; no TTL = performance.message_ttl_ms, 0 = none.
 ParseResult parseQueuePolicy(QByteArrayView rest)
 {
     const QByteArrayView queue = takeWord(rest);
     const QByteArrayView maxLength = takeWord(rest);
-    const QByteArrayView overflow = skipSpaces(rest);
+    const QByteArrayView overflow = takeWord(rest);
+    const QByteArrayView ttl = skipSpaces(rest);
     if (overflow.isEmpty())
         return missing("Missing parameters");
     if (auto error = validateName(queue, "queue name"))
@@ -236,7 +256,11 @@ ParseResult parseQueuePolicy(QByteArrayView rest)
         return invalid("Error: Invalid max length: expected a whole number from 0 to 1000000000");
     if (overflow != "drop-head" && overflow != "reject-publish")
         return invalid("Error: Invalid overflow policy: expected drop-head or reject-publish");
-    return ok(Command::QueuePolicy, {queue, maxLength, overflow});
+    if (ttl.isEmpty())
+        return ok(Command::QueuePolicy, {queue, maxLength, overflow});
+    if (!isNumberInRange(ttl, 0, 31536000000))
+        return invalid("Error: Invalid message TTL: expected milliseconds from 0 to 31536000000");
+    return ok(Command::QueuePolicy, {queue, maxLength, overflow, ttl});
 }
 
 ParseResult parseNumber(Command command, QByteArrayView rest, int min, int max,
@@ -273,7 +297,7 @@ ParseResult parseRequest(QByteArrayView line)
     case Command::Fetch:
         return parseOneName(command, rest, "Missing queue name", "queue name");
     case Command::DeclareExchange:
-        return parseOneName(command, rest, "Missing exchange name", "exchange name");
+        return parseDeclareExchange(rest);
     case Command::Ack:
     case Command::Resend:
         return parseOneName(command, rest, "Missing message ID", "message ID");

@@ -95,6 +95,8 @@ private Q_SLOTS:
     void mayBindRoutingKey();
     void mayUseOwnedQueue_data();
     void mayUseOwnedQueue();
+    void mayBindToExchange_data();
+    void mayBindToExchange();
 };
 
 void tst_AclManager::rolesFor_data()
@@ -389,6 +391,65 @@ void tst_AclManager::mayUseOwnedQueue()
     QCOMPARE(bool(status), error.isEmpty());
     if (!status)
         QCOMPARE(status.error(), error);
+}
+
+void tst_AclManager::mayBindToExchange_data()
+{
+    QTest::addColumn<int>("roles");
+    QTest::addColumn<QString>("cn");
+    QTest::addColumn<QString>("type");
+    QTest::addColumn<QString>("key");
+    QTest::addColumn<bool>("allowed");
+    const auto r = bits(Receiver);
+    QTest::newRow("direct, any key mayBindRoutingKey allowed") << r << "receiver_1"
+                                                               << "direct"
+                                                               << "receiver_1_#" << true;
+    QTest::newRow("topic, pattern after the prefix word") << r << "receiver_1"
+                                                          << "topic"
+                                                          << "receiver_1_orders.*.eu" << true;
+    QTest::newRow("topic, # after the prefix word") << r << "receiver_1"
+                                                    << "topic"
+                                                    << "receiver_1_x.#" << true;
+    QTest::newRow("topic, the cn alone") << r << "receiver_1"
+                                         << "topic"
+                                         << "receiver_1" << true;
+    QTest::newRow("topic, # inside the first word is literal") << r << "receiver_1"
+                                                               << "topic"
+                                                               << "receiver_1_#" << true;
+    // A CN with dots spans words; a wildcard among them would reach other namespaces.
+    QTest::newRow("topic, wildcard word in a dotted cn") << r << "svc.*"
+                                                         << "topic"
+                                                         << "svc.*" << false;
+    QTest::newRow("topic, # word in a dotted cn") << r << "a.#"
+                                                  << "topic"
+                                                  << "a.#" << false;
+    QTest::newRow("topic, dotted cn, wildcard after it") << r << "svc.a"
+                                                         << "topic"
+                                                         << "svc.a_x.#" << true;
+    QTest::newRow("topic, admin") << bits(Admin) << "ops-admin"
+                                  << "topic"
+                                  << "#" << true;
+    QTest::newRow("fanout, creator") << r << "receiver_1"
+                                     << "fanout"
+                                     << "receiver_1" << true;
+    QTest::newRow("fanout, not the creator") << r << "receiver_2"
+                                             << "fanout"
+                                             << "receiver_2" << false;
+    QTest::newRow("fanout, admin") << bits(Admin) << "ops-admin"
+                                   << "fanout"
+                                   << "k" << true;
+}
+
+void tst_AclManager::mayBindToExchange()
+{
+    QFETCH(int, roles);
+    QFETCH(QString, cn);
+    QFETCH(QString, type);
+    QFETCH(QString, key);
+    QFETCH(bool, allowed);
+    const cmq::Status status = AclManager::mayBindToExchange(fromBits(roles), cn, "ex", type,
+                                                             QStringLiteral("receiver_1"), key);
+    QVERIFY2(bool(status) == allowed, qPrintable(status ? QString("allowed") : status.error()));
 }
 
 QTEST_APPLESS_MAIN(tst_AclManager)

@@ -69,6 +69,7 @@ class tst_DeliveryEngine : public QObject
     Q_OBJECT
 
 private Q_SLOTS:
+    void expiredMessagesAreNeverDelivered();
     void roundRobinUnderPrefetch_data();
     void roundRobinUnderPrefetch();
     void settle_data();
@@ -326,6 +327,61 @@ void tst_DeliveryEngine::declareAndConsumeSubscribesOnceDeclared()
     QVERIFY(status);
     QVERIFY(h.router->isConsuming(&a));
     QCOMPARE(h.router->endpointInfo(&a).consumedQueues, QStringList{"fresh"});
+}
+
+// Expiry runs on the wall clock (publish times are stored): a 1 ms TTL, then waiting until the
+// clock has passed it.
+void tst_DeliveryEngine::expiredMessagesAreNeverDelivered()
+{
+    Harness h;
+    const auto waitPastTtl = [] {
+        const qint64 start = QDateTime::currentMSecsSinceEpoch();
+        QTRY_VERIFY(QDateTime::currentMSecsSinceEpoch() > start + 2);
+    };
+    // The queue's TTL: expired at the head, skipped by fetch and counted.
+    h.router->setQueuePolicy(
+        "q", 0, "drop-head", [](Status s) { QVERIFY(s); }, 1);
+    QCOMPARE(h.queue().messageTtlMs(), 1);
+    h.publish({"m1", "m2"});
+    waitPastTtl();
+    FakeEndpoint fetcher(1);
+    QCOMPARE(h.fetch(fetcher), QByteArray());
+    QCOMPARE(h.router->stats().expired, 2u);
+    QCOMPARE(h.queue().expiredTotal, 2u);
+    QCOMPARE(h.queue().bytes(), 0);
+    QVERIFY(h.store.calls.contains("evicted q m1"));
+    QCOMPARE(h.memory.messageBytes(), 0);
+
+    // An envelope's own TTL, in a queue without one: dropped (at the commit's dispatch or by
+    // the sweep, whichever sees it expired first), the next one stays.
+    h.router->setQueuePolicy(
+        "q", 0, "drop-head", [](Status s) { QVERIFY(s); }, 0);
+    h.router->publish("sender_1", "ex", "rk", {{"m3", "{}", 1}, {"m4", "{}", 0}},
+                      [](const PublishOutcomes &o) { QCOMPARE(o.size(), 2); });
+    h.store.commitAll();
+    waitPastTtl();
+    h.router->delivery().sweepExpired(100);
+    QCOMPARE(h.readyIds(), QStringList{"m4"});
+    QCOMPARE(h.router->stats().expired, 3u);
+
+    // The shorter of the two TTLs applies (the queue's 1 ms beats m5's own 10 minutes); a
+    // budget bounds the sweep.
+    h.router->publish("sender_1", "ex", "rk",
+                      {{"m5", "{}", 600000}, {"m6", "{}", 0}, {"m7", "{}", 0}},
+                      [](const PublishOutcomes &o) { QCOMPARE(o.size(), 3); });
+    h.store.commitAll();
+    h.router->setQueuePolicy(
+        "q", 0, "drop-head", [](Status s) { QVERIFY(s); }, 1);
+    waitPastTtl();
+    QCOMPARE(h.router->delivery().sweepExpired(2), 2);
+    QCOMPARE(h.readyIds(), (QStringList{"m6", "m7"}));
+    QCOMPARE(h.router->stats().expired, 5u);
+
+    // A consumer never sees an expired message either.
+    FakeEndpoint consumer(2);
+    h.consume(consumer, 0);
+    QVERIFY(consumer.deliveredIds().isEmpty());
+    QCOMPARE(h.router->stats().expired, 7u);
 }
 
 QTEST_GUILESS_MAIN(tst_DeliveryEngine)

@@ -90,6 +90,7 @@ private Q_SLOTS:
     void quotas();
     void routeOnlyMatchesTheExactKey();
     void unknownStoredExchangeTypeRoutesAsDirect();
+    void exchangeTypesRouteAndKeepTheirType();
     void purgeAndDelete();
 };
 
@@ -170,8 +171,8 @@ void tst_Router::publishOutcome_data()
                       "message m1\n")
         << 1;
     QTest::newRow("memory alarm")
-        << true << "drop-head" << qint64(10) << gib << qint64(1000) << 10 << QByteArray("m1")
-        << 100 << stored << Kind::MemoryAlarm
+        << true << "drop-head" << qint64(10) << gib << qint64(1000) << 10 << QByteArray("m1") << 100
+        << stored << Kind::MemoryAlarm
         << QByteArray("Error: Memory alarm: the broker holds 0.0 MiB of its 0.0 MiB budget "
                       "(performance.memory_budget_mb): message m1 rejected\n")
         << QByteArray("Error: Memory alarm: the broker holds 0.0 MiB of its 0.0 MiB budget "
@@ -462,17 +463,69 @@ void tst_Router::unknownStoredExchangeTypeRoutesAsDirect()
 {
     Harness h;
     storage::RecoveredState state;
-    state.exchanges.append({"ex", "topic", "sender_1"});
+    state.exchanges.append({"ex", "headers", "sender_1"});
     state.queues.append({"q", "receiver_1", 0, "drop-head"});
     state.bindings.append({"q", "ex", "rk"});
     state.entries.append({"q", "m1", "sender_1", "ex", "rk", "{}", {}, true});
     h.router->restore(state);
-    QCOMPARE(h.router->exchanges().value("ex").type, QStringLiteral("topic"));
+    QCOMPARE(h.router->exchanges().value("ex").type, QStringLiteral("headers"));
     QCOMPARE(h.router->topology().route("ex", "rk").size(), 1);
     QCOMPARE(h.router->queues().value("q")->maxLength(), 10000);
     QCOMPARE(h.router->queues().value("q")->readyCount(), 1);
     QVERIFY(h.router->queues().value("q")->ready().front().redelivered);
     QCOMPARE(h.memory.messageBytes(), 2);
+}
+
+void tst_Router::exchangeTypesRouteAndKeepTheirType()
+{
+    Harness h;
+    const auto ok = [](Status s) { QVERIFY2(s, qPrintable(s.error())); };
+    h.router->declareExchange("fan", "receiver_1", ok, *findExchangeType(u"fanout"));
+    h.router->declareExchange("top", "receiver_1", ok, *findExchangeType(u"topic"));
+    QCOMPARE(h.router->exchanges().value("fan").type, QStringLiteral("fanout"));
+    QVERIFY(h.store.calls.contains(QStringLiteral("saveExchange top topic")));
+    // The same type again: success; another type (none is direct): an error, nothing changed.
+    h.router->declareExchange("fan", "receiver_2", ok, *findExchangeType(u"fanout"));
+    Status redeclared = success();
+    h.router->declareExchange("fan", "receiver_1", [&](Status s) { redeclared = s; });
+    QCOMPARE(redeclared.error(),
+             QStringLiteral("Exchange 'fan' exists with type fanout, not direct"));
+    QCOMPARE(h.router->exchanges().value("fan").type, QStringLiteral("fanout"));
+    QCOMPARE(h.router->exchanges().value("fan").creator, QStringLiteral("receiver_1"));
+
+    for (const char *q : {"q1", "q2", "q3"}) {
+        h.router->declareQueue(q, "receiver_1", ok);
+        h.router->bind(q, "fan", "ignored", ok);
+    }
+    h.router->bind("q1", "top", "a.*", ok);
+    h.router->bind("q2", "top", "a.#", ok);
+    h.router->bind("q3", "top", "#.z", ok);
+    const auto names = [](const QList<Queue *> &queues) {
+        QStringList out;
+        for (const Queue *q : queues)
+            out << q->name();
+        out.sort();
+        return out;
+    };
+    QCOMPARE(names(h.router->topology().route("fan", "x")), (QStringList{"q1", "q2", "q3"}));
+    QCOMPARE(names(h.router->topology().route("top", "a.b")), (QStringList{"q1", "q2"}));
+    QCOMPARE(names(h.router->topology().route("top", "a.b.z")), (QStringList{"q2", "q3"}));
+
+    // A deleted queue leaves every index.
+    qint64 removed = 0;
+    QVERIFY(h.router->topology().takeQueue("q2", &removed));
+    QCOMPARE(removed, 2);
+    QCOMPARE(names(h.router->topology().route("fan", "x")), (QStringList{"q1", "q3"}));
+    QCOMPARE(names(h.router->topology().route("top", "a.b.z")), QStringList{"q3"});
+
+    // Restored from the store, the types route as before.
+    Harness restored;
+    storage::RecoveredState state;
+    state.exchanges.append({"top", "topic", "receiver_1"});
+    state.queues.append({"q1", "receiver_1", 0, "drop-head"});
+    state.bindings.append({"q1", "top", "a.*"});
+    restored.router->restore(state);
+    QCOMPARE(names(restored.router->topology().route("top", "a.b")), QStringList{"q1"});
 }
 
 void tst_Router::purgeAndDelete()

@@ -18,6 +18,8 @@ private Q_SLOTS:
     void splitJsonArray();
     void splitViewsPointIntoInput();
     void splitDepthLimit();
+    void ttlField_data();
+    void ttlField();
 };
 
 namespace {
@@ -239,6 +241,38 @@ void tst_Envelope::splitDepthLimit()
     QCOMPARE(tooDeep.error(), QString("nested deeper than 64 levels at offset 64"));
     QVERIFY(!cmq::protocol::splitJsonArray(nested(100000)).ok());
     QVERIFY(!cmq::protocol::splitJsonArray(QByteArray(100000, '[')).ok());
+}
+
+void tst_Envelope::ttlField_data()
+{
+    QTest::addColumn<QByteArray>("extra");
+    QTest::addColumn<qint64>("ttlMs"); // -1: refused
+    QTest::newRow("absent") << QByteArray() << qint64(0);
+    QTest::newRow("one ms") << QByteArray(R"(, "ttl_ms": 1)") << qint64(1);
+    QTest::newRow("a minute") << QByteArray(R"(, "ttl_ms": 60000)") << qint64(60000);
+    QTest::newRow("a year") << QByteArray(R"(, "ttl_ms": 31536000000)") << qint64(31536000000);
+    QTest::newRow("exponent form") << QByteArray(R"(, "ttl_ms": 6e4)") << qint64(60000);
+    QTest::newRow("zero") << QByteArray(R"(, "ttl_ms": 0)") << qint64(-1);
+    QTest::newRow("negative") << QByteArray(R"(, "ttl_ms": -5)") << qint64(-1);
+    QTest::newRow("fraction") << QByteArray(R"(, "ttl_ms": 1.5)") << qint64(-1);
+    QTest::newRow("over a year") << QByteArray(R"(, "ttl_ms": 31536000001)") << qint64(-1);
+    QTest::newRow("string") << QByteArray(R"(, "ttl_ms": "60")") << qint64(-1);
+    QTest::newRow("null") << QByteArray(R"(, "ttl_ms": null)") << qint64(-1);
+}
+
+void tst_Envelope::ttlField()
+{
+    QFETCH(QByteArray, extra);
+    QFETCH(qint64, ttlMs);
+    const auto result = cmq::protocol::inspectEnvelope(envelope("m", extra));
+    if (ttlMs < 0) {
+        QVERIFY(!result.ok());
+        QCOMPARE(result.error(),
+                 QStringLiteral("field `ttl_ms` must be a whole number from 1 to 31536000000"));
+    } else {
+        QVERIFY2(result.ok(), qPrintable(result.error()));
+        QCOMPARE(result->ttlMs, ttlMs);
+    }
 }
 
 QTEST_APPLESS_MAIN(tst_Envelope)

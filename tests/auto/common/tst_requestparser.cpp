@@ -72,6 +72,11 @@ void tst_RequestParser::parse_data()
           {"receiver_1_queue"});
     okRow("declare_exchange", "declare_exchange CipherMQ_exchange", Command::DeclareExchange,
           {"CipherMQ_exchange"});
+    for (const char *type : {"direct", "fanout", "topic"}) {
+        okRow(qPrintable(QStringLiteral("declare_exchange %1").arg(type)),
+              QByteArray("declare_exchange  ex  ") + type + "  ", Command::DeclareExchange,
+              {"ex", type});
+    }
     okRow("bind", "bind receiver_1_queue CipherMQ_exchange receiver_1_key", Command::Bind,
           {"receiver_1_queue", "CipherMQ_exchange", "receiver_1_key"});
     okRow("publish", "publish CipherMQ_exchange receiver_1_key " + json, Command::Publish,
@@ -96,6 +101,8 @@ void tst_RequestParser::parse_data()
     okRow("nack", "nack m1", Command::Nack, {"m1"});
     okRow("nack requeue", "nack m1 requeue", Command::Nack, {"m1", "requeue"});
     okRow("nack drop", "nack m1 drop", Command::Nack, {"m1", "drop"});
+    okRow("queue_policy ttl", "queue_policy q1 0 drop-head 60000", Command::QueuePolicy,
+          {"q1", "0", "drop-head", "60000"});
     okRow("queue_policy reject", "queue_policy q1 100 reject-publish", Command::QueuePolicy,
           {"q1", "100", "reject-publish"});
     okRow("queue_policy default length", "queue_policy q1 0 drop-head", Command::QueuePolicy,
@@ -158,7 +165,11 @@ void tst_RequestParser::parse_data()
     failRow("queue with line separator", "declare_queue a\xe2\x80\xa8x", invalid, badQueue);
     failRow("256-byte queue", "declare_queue " + QByteArray(256, 'q'), invalid,
             "Error: Invalid queue name: longer than 255 bytes");
-    failRow("exchange with space", "declare_exchange a b", invalid,
+    failRow("exchange with unknown type", "declare_exchange a b", invalid,
+            "Error: Invalid exchange type: expected direct, fanout or topic");
+    failRow("exchange with two types", "declare_exchange a topic fanout", invalid,
+            "Error: Invalid exchange type: expected direct, fanout or topic");
+    failRow("exchange with control", "declare_exchange a\x01 topic", invalid,
             "Error: Invalid exchange name: must not contain spaces or control characters");
     failRow("bind routing key with space", "bind q e k extra", invalid,
             "Error: Invalid routing key: must not contain spaces or control characters");
@@ -190,6 +201,11 @@ void tst_RequestParser::parse_data()
             "Error: Invalid max length: expected a whole number from 0 to 1000000000");
     failRow("queue_policy bad policy", "queue_policy q1 10 drop-tail", invalid,
             "Error: Invalid overflow policy: expected drop-head or reject-publish");
+    const char *badTtl = "Error: Invalid message TTL: expected milliseconds from 0 to 31536000000";
+    failRow("queue_policy bad ttl", "queue_policy q1 10 drop-head soon", invalid, badTtl);
+    failRow("queue_policy ttl too long", "queue_policy q1 10 drop-head 31536000001", invalid,
+            badTtl);
+    failRow("queue_policy ttl and more", "queue_policy q1 10 drop-head 5 6", invalid, badTtl);
 
     // A carriage return is only ever part of the "\r\n" terminator, which takeLine strips: one
     // inside a line would let a reader that splits on "\r" see a line the sender forged.
