@@ -14,9 +14,9 @@
 #include <QStringList>
 
 #include "admin/adminrequest.h"
+#include "fuzzcheck.h"
 #include "protocol/lineframer.h"
 #include "protocol/request.h"
-#include "fuzzcheck.h"
 
 using namespace cmq;
 using namespace cmq::admin;
@@ -26,7 +26,7 @@ namespace {
 bool sameRequest(const AdminRequest &a, const AdminRequest &b)
 {
     return a.command == b.command && a.queue == b.queue && a.connectionId == b.connectionId &&
-           a.intervalMs == b.intervalMs && a.sections == b.sections;
+           a.intervalMs == b.intervalMs && a.sections == b.sections && a.count == b.count;
 }
 
 QByteArray canonicalLine(const AdminRequest &request)
@@ -38,6 +38,8 @@ QByteArray canonicalLine(const AdminRequest &request)
         return line + ' ' + request.queue.toUtf8();
     case AdminCommand::Disconnect:
         return line + ' ' + QByteArray::number(request.connectionId);
+    case AdminCommand::Audit:
+        return line + ' ' + QByteArray::number(request.count);
     case AdminCommand::Watch:
         line += ' ' + QByteArray::number(request.intervalMs);
         if (request.sections != AllSections)
@@ -70,6 +72,9 @@ void checkLine(QByteArrayView line)
     case AdminCommand::Disconnect:
         CHECK(request.connectionId != 0);
         break;
+    case AdminCommand::Audit:
+        CHECK(request.count >= 1 && request.count <= MaxAuditEntries);
+        break;
     case AdminCommand::Watch:
         CHECK(request.intervalMs >= MinWatchIntervalMs && request.intervalMs <= MaxWatchIntervalMs);
         CHECK(request.sections != Sections());
@@ -90,7 +95,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     QByteArrayView buffer(reinterpret_cast<const char *>(data), qsizetype(size));
     for (;;) {
         const protocol::Frame frame = protocol::takeLine(buffer, MaxRequestLineBytes);
-        if (frame.status != protocol::FrameStatus::Ok && frame.status != protocol::FrameStatus::InvalidUtf8)
+        if (frame.status != protocol::FrameStatus::Ok &&
+            frame.status != protocol::FrameStatus::InvalidUtf8)
             break;
         if (frame.status == protocol::FrameStatus::Ok)
             checkLine(frame.line);

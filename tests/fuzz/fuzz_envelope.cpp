@@ -9,6 +9,7 @@
 //        verdict can be compared with an independent definition of a valid id;
 //   'f': the bytes are spliced raw between the quotes of message_id (escapes, surrogates).
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 
@@ -21,9 +22,9 @@
 #include <QString>
 #include <QStringDecoder>
 
+#include "fuzzcheck.h"
 #include "protocol/envelope.h"
 #include "protocol/request.h"
-#include "fuzzcheck.h"
 
 using namespace cmq::protocol;
 
@@ -78,12 +79,24 @@ void checkVerdict(QByteArrayView json)
         shapeOk = shapeOk && object.value(QLatin1StringView(field)).isString();
     if (object.contains(QLatin1StringView("sent_time")))
         shapeOk = shapeOk && object.value(QLatin1StringView("sent_time")).isString();
+    // docs/PROTOCOL.md: an optional ttl_ms, a whole number of milliseconds from 1 to a year.
+    qint64 ttlMs = 0;
+    if (object.contains(QLatin1StringView("ttl_ms"))) {
+        const QJsonValue ttl = object.value(QLatin1StringView("ttl_ms"));
+        const double value = ttl.toDouble(-1);
+        const bool whole =
+            ttl.isDouble() && value >= 1 && value <= 31536000000.0 && std::floor(value) == value;
+        shapeOk = shapeOk && whole;
+        if (whole)
+            ttlMs = qint64(value);
+    }
     const QString id = object.value(QLatin1StringView("message_id")).toString();
     const bool idOk = id.isValidUtf16() && referenceValidId(id.toUtf8());
     CHECK(bool(info) == (shapeOk && idOk));
     if (info) {
         CHECK(info->messageId == id.toUtf8());
         CHECK(isValidName(info->messageId));
+        CHECK(info->ttlMs == ttlMs);
         CHECK(info->receiverClientId ==
               object.value(QLatin1StringView("receiver_client_id")).toString().toUtf8());
     }
@@ -91,9 +104,11 @@ void checkVerdict(QByteArrayView json)
 
 QByteArray envelopeAround(QByteArrayView idJson)
 {
-    return QByteArray(R"({"message_id": ")").append(idJson).append(
-           R"(", "receiver_client_id": "receiver_1", "enc_session_key": "a2V5", )"
-           R"("nonce": "bm9uY2U=", "ciphertext": "Y3Q=", "sent_time": "2024-05-01T10:00:00Z"})");
+    return QByteArray(R"({"message_id": ")")
+        .append(idJson)
+        .append(
+            R"(", "receiver_client_id": "receiver_1", "enc_session_key": "a2V5", )"
+            R"("nonce": "bm9uY2U=", "ciphertext": "Y3Q=", "sent_time": "2024-05-01T10:00:00Z"})");
 }
 
 // JSON string content whose value is exactly `bytes` (invalid UTF-8 stays invalid).

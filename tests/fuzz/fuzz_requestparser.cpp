@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 #include <QByteArray>
 #include <QByteArrayView>
@@ -12,11 +13,11 @@
 #include <QJsonDocument>
 #include <QJsonParseError>
 
+#include "fuzzcheck.h"
 #include "protocol/envelope.h"
 #include "protocol/lineframer.h"
 #include "protocol/replies.h"
 #include "protocol/request.h"
-#include "fuzzcheck.h"
 
 using namespace cmq::protocol;
 
@@ -64,20 +65,25 @@ bool isJsonWhitespace(char c)
     return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
-qsizetype expectedArgs(Command command)
+// How many arguments a parsed request of `command` carries, at least and at most.
+std::pair<qsizetype, qsizetype> expectedArgs(Command command)
 {
     switch (command) {
     case Command::Bind:
     case Command::Publish:
     case Command::PublishBatch:
+        return {3, 3};
     case Command::QueuePolicy:
-        return 3;
+        return {3, 4}; // an optional message TTL
     case Command::Pong:
-        return 0;
-    case Command::Nack:
-        return -1; // 1 or 2
+        return {0, 0};
+    case Command::Presence:
+        return {0, 1};             // an optional on|off
+    case Command::Nack:            // an optional requeue|drop
+    case Command::DeclareExchange: // an optional exchange type
+        return {1, 2};
     default:
-        return 1;
+        return {1, 1};
     }
 }
 
@@ -94,11 +100,8 @@ void checkRequest(QByteArrayView line)
     CHECK(!line.contains('\r')); // only the terminator's, which takeLine strips
     CHECK(request.command != Command::Unknown);
     CHECK(std::strlen(commandName(request.command)) > 0);
-    const qsizetype expected = expectedArgs(request.command);
-    if (expected >= 0)
-        CHECK(request.args.size() == expected);
-    else
-        CHECK(request.args.size() == 1 || request.args.size() == 2);
+    const auto [fewest, most] = expectedArgs(request.command);
+    CHECK(request.args.size() >= fewest && request.args.size() <= most);
     for (const QByteArray &arg : request.args) {
         CHECK(!arg.isEmpty());
         CHECK(line.contains(arg)); // arguments are slices of the line, never rewritten
@@ -122,6 +125,15 @@ void checkRequest(QByteArrayView line)
     case Command::QueuePolicy:
         CHECK(isValidName(request.args[0]));
         CHECK(request.args[2] == "drop-head" || request.args[2] == "reject-publish");
+        break;
+    case Command::DeclareExchange:
+        CHECK(isValidName(request.args[0]));
+        if (request.args.size() == 2)
+            CHECK(request.args[1] == "direct" || request.args[1] == "fanout" ||
+                  request.args[1] == "topic");
+        break;
+    case Command::Presence:
+        CHECK(request.args.isEmpty() || request.args[0] == "on" || request.args[0] == "off");
         break;
     case Command::RegisterPublicKey:
     case Command::Heartbeat:
