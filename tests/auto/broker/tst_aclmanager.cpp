@@ -48,6 +48,8 @@ constexpr MatrixRow matrix[] = {
     {Command::GetPublicKey, true, false}, {Command::Heartbeat, true, true},
     {Command::Pong, true, true},          {Command::Qos, false, true},
     {Command::Nack, false, true},         {Command::QueuePolicy, false, true},
+    // Who may see whom is acl.presence_groups, checked by the handler (tst_33_presence).
+    {Command::Presence, true, true},
 };
 
 cmq::Config::Acl testAcl()
