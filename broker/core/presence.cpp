@@ -136,9 +136,13 @@ void Presence::unsubscribe(const Endpoint &subscriber)
 
 void Presence::announce(const QString &cn, bool online)
 {
-    for (Subscriber &subscriber : m_subscribers) {
-        if (sees(subscriber.endpoint->clientId(), cn))
-            tell(subscriber, cn, online);
+    // By id, not by reference into the hash: a push that ends a subscriber's connection
+    // unsubscribes it, which must not pull the hash out from under this walk.
+    const QList<quint64> ids = m_subscribers.keys();
+    for (const quint64 id : ids) {
+        const auto it = m_subscribers.find(id);
+        if (it != m_subscribers.end() && sees(it->endpoint->clientId(), cn))
+            tell(*it, cn, online);
     }
 }
 
