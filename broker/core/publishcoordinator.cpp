@@ -157,7 +157,7 @@ void PublishCoordinator::committed(const CallPtr &call, const QList<qsizetype> &
         const PublishOutcome outcome =
             commitOutcome(id, r < results.size() ? results[r] : storage::PublishResult{});
         if (outcome.stored()) {
-            ++m_stats.published;
+            ++m_stats.routed;
             for (Queue *queue : queues) {
                 m_delivery.enqueue(queue, p.message);
                 touched.insert(queue);

@@ -15,6 +15,7 @@
 #include "core/publishcoordinator.h"
 #include "core/publishoutcome.h"
 #include "core/queue.h"
+#include "core/routerstats.h"
 #include "core/topology.h"
 #include "limits/memorybudget.h"
 #include "storage/storage.h"
@@ -23,22 +24,6 @@
 namespace cmq {
 
 class Endpoint;
-
-struct RouterStats
-{
-    quint64 published = 0;  // messages committed
-    quint64 unroutable = 0; // refused: no queue bound
-    quint64 duplicates = 0; // refused: message id already known
-    quint64 rejected = 0;   // refused: queue full, message over a byte limit, memory alarm,
-                            // storage failed
-    quint64 delivered = 0;
-    quint64 redelivered = 0;
-    quint64 acknowledged = 0;
-    quint64 evicted = 0;
-    quint64 expired = 0; // dropped once past their TTL, never delivered
-    quint64 nackDropped = 0;
-    quint64 ackTimeouts = 0;
-};
 
 class Router final : public QObject
 {

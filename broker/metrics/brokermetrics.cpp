@@ -109,21 +109,8 @@ void BrokerMetrics::sampleStorage()
 Counters BrokerMetrics::counters() const
 {
     Counters c;
-    if (const Router *router = m_sources.router) {
-        const RouterStats &s = router->stats();
-        c.routed = s.published;
-        c.unroutable = s.unroutable;
-        c.duplicate = s.duplicates;
-        c.rejected = s.rejected;
-        c.reachedRouting = s.published + s.unroutable + s.duplicates + s.rejected;
-        c.delivered = s.delivered;
-        c.redelivered = s.redelivered;
-        c.acknowledged = s.acknowledged;
-        c.evicted = s.evicted;
-        c.expired = s.expired;
-        c.nackDropped = s.nackDropped;
-        c.ackTimeouts = s.ackTimeouts;
-    }
+    if (const Router *router = m_sources.router)
+        c.router = router->stats();
     if (m_sources.limiter)
         c.rateLimited = m_sources.limiter->totalRejections();
     for (quint64 n : m_opened)
@@ -160,10 +147,11 @@ void BrokerMetrics::sampleRates()
         {QStringLiteral("sampled_at"), isoTime(m_sampledAt)},
         {QStringLiteral("interval_ms"), nowMs - m_lastSampleMs},
         {QStringLiteral("messages_published"),
-         rate(now.reachedRouting, m_lastSample.reachedRouting)},
-        {QStringLiteral("messages_delivered"), rate(now.delivered, m_lastSample.delivered)},
+         rate(messagesReachedRouting(now), messagesReachedRouting(m_lastSample))},
+        {QStringLiteral("messages_delivered"),
+         rate(now.router.delivered, m_lastSample.router.delivered)},
         {QStringLiteral("messages_acknowledged"),
-         rate(now.acknowledged, m_lastSample.acknowledged)},
+         rate(now.router.acknowledged, m_lastSample.router.acknowledged)},
         {QStringLiteral("bytes_received"), rate(now.bytesIn, m_lastSample.bytesIn)},
         {QStringLiteral("bytes_sent"), rate(now.bytesOut, m_lastSample.bytesOut)},
     };
@@ -185,7 +173,7 @@ QJsonObject BrokerMetrics::countersJson() const
     const Counters c = counters();
     QJsonObject o;
     for (const CounterSpec &spec : kCounterSpecs)
-        o.insert(QLatin1StringView(spec.snapshotName), qint64(c.*spec.field));
+        o.insert(QLatin1StringView(spec.snapshotName), qint64(spec.value(c)));
     return o;
 }
 
@@ -364,7 +352,7 @@ QList<MetricFamily> BrokerMetrics::families()
     // metrictables.h.
     for (const CounterSpec &spec : kCounterSpecs) {
         if (spec.prometheusName)
-            out << single(spec.prometheusName, Type::Counter, spec.help, double(c.*spec.field));
+            out << single(spec.prometheusName, Type::Counter, spec.help, double(spec.value(c)));
     }
     const Totals t = totals();
     for (const GaugeSpec &spec : kTotalSpecs) {

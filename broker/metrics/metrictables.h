@@ -2,29 +2,21 @@
 // Every broker-wide counter and gauge, and every per-queue figure, written once: the field that
 // holds it, its name in the admin snapshot, its Prometheus family and that family's help. The
 // snapshot sections ("counters", "totals", "queues") and the Prometheus exposition all walk
-// these tables, so adding a metric is one field in its struct, one row here and the line that
-// counts it. Labelled families (per listener, per reason, per bucket) and histograms are built
+// these tables, so adding a metric is one field in its struct (for the router's counts,
+// core/routerstats.h), one row here and the line that counts it. Labelled families (per listener, per reason, per bucket) and histograms are built
 // in brokermetrics.cpp: their snapshot form is a total, not the same shape.
 
 #include <QtGlobal>
 
+#include "core/routerstats.h"
+
 namespace cmq::metrics {
 
-// Totals since start, over both listeners (the messages_* ones: data listener only).
+// Totals since start, over both listeners (the messages_* ones: data listener only). The
+// router's own counts are taken as they are; the rest are gathered by BrokerMetrics::counters().
 struct Counters
 {
-    quint64 reachedRouting = 0; // routed + unroutable + duplicate + rejected
-    quint64 routed = 0;         // stored and enqueued
-    quint64 unroutable = 0;
-    quint64 duplicate = 0;
-    quint64 rejected = 0;
-    quint64 delivered = 0;
-    quint64 redelivered = 0;
-    quint64 acknowledged = 0;
-    quint64 evicted = 0;
-    quint64 expired = 0;
-    quint64 nackDropped = 0;
-    quint64 ackTimeouts = 0;
+    RouterStats router;
     quint64 rateLimited = 0;
     quint64 connectionsOpened = 0;
     quint64 connectionsClosed = 0;
@@ -35,9 +27,25 @@ struct Counters
     quint64 slowEvents = 0;
 };
 
+// Every message that reached routing got exactly one of these outcomes.
+constexpr quint64 messagesReachedRouting(const Counters &c)
+{
+    return c.router.routed + c.router.unroutable + c.router.duplicates + c.router.rejected;
+}
+
+template <quint64 RouterStats::*Field> constexpr quint64 routerCount(const Counters &c)
+{
+    return c.router.*Field;
+}
+
+template <quint64 Counters::*Field> constexpr quint64 brokerCount(const Counters &c)
+{
+    return c.*Field;
+}
+
 struct CounterSpec
 {
-    quint64 Counters::*field;
+    quint64 (*value)(const Counters &);
     const char *snapshotName; // in the snapshot's "counters"
     // The Prometheus counter, or nullptr when the exposition has it as a labelled family.
     const char *prometheusName;
@@ -45,41 +53,48 @@ struct CounterSpec
 };
 
 inline constexpr CounterSpec kCounterSpecs[] = {
-    {&Counters::reachedRouting, "messages_published", "ciphermq_messages_published_total",
+    {messagesReachedRouting, "messages_published", "ciphermq_messages_published_total",
      "Messages received from publishers that reached routing."},
-    {&Counters::routed, "messages_routed", "ciphermq_messages_routed_total",
+    {routerCount<&RouterStats::routed>, "messages_routed", "ciphermq_messages_routed_total",
      "Messages stored and enqueued in at least one queue."},
-    {&Counters::unroutable, "messages_unroutable", "ciphermq_messages_unroutable_total",
+    {routerCount<&RouterStats::unroutable>, "messages_unroutable",
+     "ciphermq_messages_unroutable_total",
      "Messages refused because no queue was bound for their routing key."},
-    {&Counters::duplicate, "messages_duplicate", "ciphermq_messages_duplicate_total",
+    {routerCount<&RouterStats::duplicates>, "messages_duplicate",
+     "ciphermq_messages_duplicate_total",
      "Messages refused because their message id was already known."},
-    {&Counters::rejected, "messages_rejected", "ciphermq_messages_rejected_total",
+    {routerCount<&RouterStats::rejected>, "messages_rejected", "ciphermq_messages_rejected_total",
      "Messages refused because a reject-publish queue was full, a queue's byte limit was "
      "smaller than the message, the memory alarm was on, or storage failed."},
-    {&Counters::delivered, "messages_delivered", "ciphermq_messages_delivered_total",
+    {routerCount<&RouterStats::delivered>, "messages_delivered",
+     "ciphermq_messages_delivered_total",
      "Deliveries to consumers and fetches, redeliveries included."},
-    {&Counters::redelivered, "messages_redelivered", "ciphermq_messages_redelivered_total",
+    {routerCount<&RouterStats::redelivered>, "messages_redelivered",
+     "ciphermq_messages_redelivered_total",
      "Deliveries of messages that had been delivered before without an ack."},
-    {&Counters::acknowledged, "messages_acknowledged", "ciphermq_messages_acknowledged_total",
-     "Deliveries acknowledged by their consumer."},
-    {&Counters::evicted, "messages_evicted", "ciphermq_messages_evicted_total",
+    {routerCount<&RouterStats::acknowledged>, "messages_acknowledged",
+     "ciphermq_messages_acknowledged_total", "Deliveries acknowledged by their consumer."},
+    {routerCount<&RouterStats::evicted>, "messages_evicted", "ciphermq_messages_evicted_total",
      "Messages dropped from the head of a full drop-head queue."},
-    {&Counters::expired, "messages_expired", "ciphermq_messages_expired_total",
+    {routerCount<&RouterStats::expired>, "messages_expired", "ciphermq_messages_expired_total",
      "Messages dropped undelivered once past their queue's or their own TTL."},
-    {&Counters::nackDropped, "messages_nack_dropped", "ciphermq_messages_nack_dropped_total",
-     "Deliveries negatively acknowledged without requeue."},
-    {&Counters::ackTimeouts, "ack_timeouts", "ciphermq_ack_timeouts_total",
+    {routerCount<&RouterStats::nackDropped>, "messages_nack_dropped",
+     "ciphermq_messages_nack_dropped_total", "Deliveries negatively acknowledged without requeue."},
+    {routerCount<&RouterStats::ackTimeouts>, "ack_timeouts", "ciphermq_ack_timeouts_total",
      "Deliveries requeued because their ack did not come in time."},
-    {&Counters::rateLimited, "rate_limited", nullptr, nullptr},             // by scope and bucket
-    {&Counters::connectionsOpened, "connections_opened", nullptr, nullptr}, // by listener
-    {&Counters::connectionsClosed, "connections_closed", nullptr, nullptr},
-    {&Counters::connectionsRefused, "connections_refused", nullptr, nullptr}, // and reason
-    {&Counters::handshakeFailures, "tls_handshake_failures", nullptr, nullptr},
-    {&Counters::bytesIn, "bytes_received", "ciphermq_received_bytes_total",
+    {brokerCount<&Counters::rateLimited>, "rate_limited", nullptr, nullptr}, // by scope and bucket
+    {brokerCount<&Counters::connectionsOpened>, "connections_opened", nullptr,
+     nullptr}, // by listener
+    {brokerCount<&Counters::connectionsClosed>, "connections_closed", nullptr, nullptr},
+    {brokerCount<&Counters::connectionsRefused>, "connections_refused", nullptr,
+     nullptr}, // and reason
+    {brokerCount<&Counters::handshakeFailures>, "tls_handshake_failures", nullptr, nullptr},
+    {brokerCount<&Counters::bytesIn>, "bytes_received", "ciphermq_received_bytes_total",
      "Bytes of requests read from clients (after TLS)."},
-    {&Counters::bytesOut, "bytes_sent", "ciphermq_sent_bytes_total",
+    {brokerCount<&Counters::bytesOut>, "bytes_sent", "ciphermq_sent_bytes_total",
      "Bytes of replies and deliveries written to clients (before TLS)."},
-    {&Counters::slowEvents, "slow_consumer_events", "ciphermq_slow_consumer_events_total",
+    {brokerCount<&Counters::slowEvents>, "slow_consumer_events",
+     "ciphermq_slow_consumer_events_total",
      "Times a connection's unsent output went over server.output_buffer_bytes, stopping its "
      "deliveries."},
 };

@@ -228,7 +228,7 @@ void tst_Router::publishOutcome()
     QCOMPARE(handlers::publishReplies(out, "ex", "rk", true), batchLine);
 
     const RouterStats &after = h.router->stats();
-    QCOMPARE(after.published - before.published, quint64(kind == Kind::Stored));
+    QCOMPARE(after.routed - before.routed, quint64(kind == Kind::Stored));
     QCOMPARE(after.duplicates - before.duplicates, quint64(kind == Kind::Duplicate));
     QCOMPARE(after.unroutable - before.unroutable, quint64(kind == Kind::Unroutable));
     const bool rejected = kind == Kind::QueueFull || kind == Kind::TooLarge ||
