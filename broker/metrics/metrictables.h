@@ -25,6 +25,8 @@ struct Counters
     quint64 expired = 0;
     quint64 nackDropped = 0;
     quint64 ackTimeouts = 0;
+    quint64 deadLettered = 0; // over all reasons
+    quint64 deadLettersRequeued = 0;
     quint64 rateLimited = 0;
     quint64 connectionsOpened = 0;
     quint64 connectionsClosed = 0;
@@ -70,6 +72,10 @@ inline constexpr CounterSpec kCounterSpecs[] = {
      "Deliveries negatively acknowledged without requeue."},
     {&Counters::ackTimeouts, "ack_timeouts", "ciphermq_ack_timeouts_total",
      "Deliveries requeued because their ack did not come in time."},
+    {&Counters::deadLettered, "messages_dead_lettered", nullptr, nullptr}, // by reason
+    {&Counters::deadLettersRequeued, "dead_letters_requeued",
+     "ciphermq_dead_letters_requeued_total",
+     "Dead letters an admin sent back to the queues they came from."},
     {&Counters::rateLimited, "rate_limited", nullptr, nullptr},             // by scope and bucket
     {&Counters::connectionsOpened, "connections_opened", nullptr, nullptr}, // by listener
     {&Counters::connectionsClosed, "connections_closed", nullptr, nullptr},
@@ -134,6 +140,7 @@ struct QueueFigures
     qint64 redelivered = 0;
     qint64 evicted = 0;
     qint64 expired = 0;
+    qint64 deadLettered = 0;
 };
 
 struct QueueFigureSpec
@@ -166,6 +173,8 @@ inline constexpr QueueFigureSpec kQueueFigureSpecs[] = {
      "Messages evicted from the queue when it was full."},
     {&QueueFigures::expired, "expired", "ciphermq_queue_messages_expired_total", true,
      "Messages dropped undelivered from the queue once past their TTL."},
+    {&QueueFigures::deadLettered, "dead_lettered", "ciphermq_queue_messages_dead_lettered_total",
+     true, "Messages the queue sent on to its dead-letter exchange."},
 };
 
 // The memory budget (limits/memorybudget.h), as the snapshot's "memory" shows it.
