@@ -35,7 +35,8 @@ static QByteArray errorLine(const QString &text)
 static bool isAction(AdminCommand command)
 {
     return command == AdminCommand::Purge || command == AdminCommand::DeleteQueue ||
-           command == AdminCommand::Disconnect || command == AdminCommand::Reload;
+           command == AdminCommand::Disconnect || command == AdminCommand::Reload ||
+           command == AdminCommand::Requeue;
 }
 
 // What an action is about: the queue, the connection id, or the configuration file.
@@ -90,6 +91,15 @@ void AdminCommands::execute(AdminSession &session, const admin::AdminRequest &re
         return reload(session);
     case AdminCommand::Audit:
         return audit(session, request.count);
+    case AdminCommand::Requeue:
+        return requeue(session, request.queue, request.count);
+    case AdminCommand::DeadLetters: {
+        Queue *queue = m_context.router.queues().value(request.queue);
+        if (!queue)
+            return session.sendReply(
+                errorLine(QStringLiteral("Queue '%1' not found").arg(request.queue)));
+        return session.sendReply(line(snapshot::deadLetters(*queue, request.count)));
+    }
     case AdminCommand::Watch:
         session.startWatch(request.intervalMs, request.sections);
         session.sendReply(
@@ -134,6 +144,24 @@ void AdminCommands::purge(AdminSession &session, const QString &queue)
                                       {QStringLiteral("action"), QStringLiteral("purge")},
                                       {QStringLiteral("queue"), queue},
                                       {QStringLiteral("purged"), purged.value()}}));
+    });
+}
+
+void AdminCommands::requeue(AdminSession &session, const QString &queue, int max)
+{
+    QPointer<AdminSession> guard(&session);
+    m_context.router.requeueDeadLetters(queue, max, [this, guard, queue](Result<qint64> moved) {
+        if (!guard)
+            return;
+        if (!moved)
+            return finishAction(*guard, "requeue", queue, "error", moved.error(),
+                                errorLine(moved.error()));
+        finishAction(*guard, "requeue", queue, "ok",
+                     QStringLiteral("requeued=%1").arg(moved.value()),
+                     line(QJsonObject{{QStringLiteral("ok"), true},
+                                      {QStringLiteral("action"), QStringLiteral("requeue")},
+                                      {QStringLiteral("queue"), queue},
+                                      {QStringLiteral("requeued"), moved.value()}}));
     });
 }
 

@@ -32,6 +32,7 @@ private:
     void audit(AdminSession &session, int count);
     void reload(AdminSession &session);
     void purge(AdminSession &session, const QString &queue);
+    void requeue(AdminSession &session, const QString &queue, int max);
     void deleteQueue(AdminSession &session, const QString &queue);
     void disconnect(AdminSession &session, quint64 id);
     // The snapshot fields about the requester and the audit trail (docs/ADMIN-PROTOCOL.md).

@@ -47,6 +47,10 @@ QJsonArray queues(const Router &router)
             {QStringLiteral("max_bytes"), queue->maxBytes()},
             {QStringLiteral("overflow"), queue->overflow()},
             {QStringLiteral("message_ttl_ms"), queue->messageTtlMs()},
+            {QStringLiteral("dead_letter_exchange"), queue->deadLetterPolicy().exchange},
+            {QStringLiteral("dead_letter_routing_key"), queue->deadLetterPolicy().routingKey},
+            {QStringLiteral("delivery_limit"), queue->deadLetterPolicy().deliveryLimit},
+            {QStringLiteral("dead_letter_overflow"), queue->deadLetterPolicy().onOverflow},
             {QStringLiteral("inflight"), queue->inflight},
             {QStringLiteral("oldest_ready_age_ms"), oldestReadyAgeMs},
         };
@@ -54,6 +58,29 @@ QJsonArray queues(const Router &router)
         for (const metrics::QueueFigureSpec &spec : metrics::kQueueFigureSpecs)
             o.insert(QLatin1StringView(spec.snapshotName), f.*spec.field);
         out.append(o);
+    }
+    return out;
+}
+
+QJsonArray deadLetters(Queue &queue, int limit)
+{
+    QJsonArray out;
+    for (const ReadyMessage &ready : queue.ready()) {
+        if (out.size() >= limit)
+            break;
+        if (!ready.deadLetter)
+            continue;
+        const DeadLetterRecord &record = *ready.deadLetter;
+        out.append(QJsonObject{
+            {QStringLiteral("message_id"), QString::fromUtf8(ready.message->id)},
+            {QStringLiteral("sender"), ready.message->sender},
+            {QStringLiteral("routing_key"), ready.message->routingKey},
+            {QStringLiteral("bytes"), qint64(ready.message->envelope.size())},
+            {QStringLiteral("reason"), QString::fromLatin1(deadLetterReasonName(record.reason))},
+            {QStringLiteral("original_queue"), record.originalQueue},
+            {QStringLiteral("dead_lettered_at"), isoTime(record.at)},
+            {QStringLiteral("delivery_count"), record.deliveryCount},
+        });
     }
     return out;
 }

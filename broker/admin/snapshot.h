@@ -14,6 +14,7 @@ namespace cmq {
 
 struct AdminContext;
 class AdminSession;
+class Queue;
 class Router;
 class Session;
 namespace limits {
@@ -23,6 +24,8 @@ class RateLimiter;
 namespace snapshot {
 
 QJsonArray queues(const Router &router);
+// The first `limit` dead letters ready in `queue`, in delivery order.
+QJsonArray deadLetters(Queue &queue, int limit);
 QJsonArray exchanges(const Router &router);
 QJsonArray bindings(const Router &router);
 QJsonObject connection(const Session &session, const Router &router);

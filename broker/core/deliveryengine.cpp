@@ -62,7 +62,10 @@ void DeliveryEngine::restore(const QList<storage::QueueEntry> &entries)
                 Message{entry.messageId, entry.sender, entry.exchange, entry.routingKey,
                         entry.envelope, entry.sentTime, envelope ? envelope->ttlMs : 0});
         }
-        queue->ready().push_back(ReadyMessage{message, entry.redelivered});
+        // How often an unacknowledged delivery went out before the restart is not stored: at
+        // least once.
+        queue->ready().push_back(
+            ReadyMessage{message, entry.redelivered, entry.redelivered ? 1 : 0, nullptr});
         m_live.hold(queue, message);
     }
 }
@@ -73,7 +76,7 @@ void DeliveryEngine::enqueue(Queue *queue, const MessagePtr &message)
     // and recorded). Unacked deliveries are never evicted: they are in a consumer's hands.
     if (!queue->rejectsWhenFull())
         evictForRoom(queue, 1, message->envelope.size());
-    queue->ready().push_back(ReadyMessage{message, false});
+    queue->ready().push_back(ReadyMessage{message, false, 0, nullptr});
     ++queue->publishedTotal;
     m_live.hold(queue, message);
 }
@@ -85,21 +88,21 @@ void DeliveryEngine::evictForRoom(Queue *queue, qsizetype room, qint64 roomBytes
                (queue->maxBytes() > 0 && queue->bytes() + roomBytes > queue->maxBytes());
     };
     while (overLimit() && !queue->ready().empty()) {
-        const MessagePtr evicted = dropReadyHead(queue);
+        const MessagePtr evicted = dropReadyHead(queue, DeadLetterReason::Overflow);
         ++queue->evictedTotal;
         ++m_stats.evicted;
         qCDebug(lcRouter) << "evicted" << evicted->id << "from full queue" << queue->name();
     }
 }
 
-MessagePtr DeliveryEngine::dropReadyHead(Queue *queue)
+MessagePtr DeliveryEngine::dropReadyHead(Queue *queue, DeadLetterReason reason)
 {
-    MessagePtr head = queue->ready().front().message;
+    ReadyMessage head = std::move(queue->ready().front());
     queue->ready().pop_front();
-    queue->addBytes(-head->envelope.size());
-    m_store.markEvicted(queue->name(), head->id);
-    m_live.release(head->id);
-    return head;
+    queue->addBytes(-head.message->envelope.size());
+    MessagePtr message = head.message;
+    giveUp(queue, std::move(head), reason);
+    return message;
 }
 
 void DeliveryEngine::dispatch(Queue *queue)
@@ -129,6 +132,8 @@ void DeliveryEngine::deliver(Queue *queue, Endpoint *endpoint, Consumer *consume
     delivery.deliveredAtMs = nowMs();
     delivery.redelivered = ready.redelivered;
     delivery.seq = ++m_deliverySeq;
+    delivery.deliveryCount = ready.deliveryCount + 1;
+    delivery.deadLetter = ready.deadLetter;
     queue->unacked().insert(id, delivery);
     stateFor(endpoint).unacked[id].append(queue);
     if (consumer)
@@ -267,8 +272,10 @@ Status DeliveryEngine::nack(Endpoint *endpoint, const QByteArray &messageId, boo
     } else {
         ++m_stats.nackDropped;
         queue->addBytes(-delivery.message->envelope.size());
-        m_store.markEvicted(queue->name(), messageId);
-        m_live.release(messageId);
+        giveUp(queue,
+               ReadyMessage{delivery.message, delivery.redelivered, delivery.deliveryCount,
+                            delivery.deadLetter},
+               DeadLetterReason::Rejected);
     }
     dispatch(queue);
     return success();
@@ -279,8 +286,17 @@ void DeliveryEngine::requeueFront(Queue *queue, QList<Delivery> deliveries)
     // Newest first onto the front, so the oldest ends up first: original order is kept.
     std::sort(deliveries.begin(), deliveries.end(),
               [](const Delivery &a, const Delivery &b) { return a.seq > b.seq; });
-    for (const Delivery &d : deliveries)
-        queue->ready().push_front(ReadyMessage{d.message, true});
+    const qint64 limit = queue->deadLetterPolicy().deliveryLimit;
+    for (const Delivery &d : deliveries) {
+        ReadyMessage back{d.message, true, d.deliveryCount, d.deadLetter};
+        if (limit > 0 && d.deliveryCount >= limit) {
+            // A poison message: it went out `limit` times and came back each time.
+            queue->addBytes(-d.message->envelope.size());
+            giveUp(queue, std::move(back), DeadLetterReason::DeliveryLimit);
+            continue;
+        }
+        queue->ready().push_front(std::move(back));
+    }
 }
 
 void DeliveryEngine::setPrefetch(Endpoint *endpoint, int prefetch)

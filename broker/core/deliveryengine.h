@@ -29,6 +29,7 @@ struct RouterStats;
 namespace storage {
 class RouterStore;
 struct QueueEntry;
+struct DeadLetterEntry;
 } // namespace storage
 namespace limits {
 class Clock;
@@ -93,6 +94,12 @@ public:
     // `budget` in all (run by a timer; public for tests). Returns how many.
     qint64 sweepExpired(qint64 budget);
 
+    // Admin: sends up to `max` (0 = all) of the dead letters ready in `queue` back to the queues
+    // they came from, once stored (core/deadlettering.cpp); `done` gets how many.
+    void requeueDeadLetters(Queue *queue, qint64 max, std::function<void(Result<qint64>)> done);
+    // Start-up, after restore(): the dead-letter records of the restored entries.
+    void restoreDeadLetters(const QList<storage::DeadLetterEntry> &records);
+
     // Admin: drops the ready messages (deliveries awaiting an ack stay); returns how many.
     qint64 purgeReady(Queue *queue);
     // Admin: `queue` is going away: forgets its messages, deliveries and consumers.
@@ -121,8 +128,20 @@ private:
     // The queue a delivery to `endpoint` came from, or null with the refusal in `error`.
     Queue *awaitingQueue(Endpoint *endpoint, const QByteArray &messageId, Status *error) const;
     void requeueFront(Queue *queue, QList<Delivery> deliveries);
-    // Takes the head of the ready messages out for good (evicted or expired: stored alike).
-    MessagePtr dropReadyHead(Queue *queue);
+    // Takes the head of the ready messages out for good (evicted or expired: stored alike,
+    // or dead-lettered when the queue asks for it).
+    MessagePtr dropReadyHead(Queue *queue, DeadLetterReason reason);
+    // Dead-lettering (core/deadlettering.cpp). True when `queue` sends messages it gives up on
+    // for `reason` to its dead-letter exchange.
+    bool deadLetters(const Queue &queue, const ReadyMessage &message,
+                     DeadLetterReason reason) const;
+    // A message that has left `queue` (out of its lists, bytes uncounted, still held) goes to
+    // the queues its dead-letter exchange routes it to, or is dropped when none takes it.
+    void deadLetter(Queue *queue, ReadyMessage message, DeadLetterReason reason);
+    // Gives up on a message that has left `queue`: dead-lettered if asked, else dropped.
+    void giveUp(Queue *queue, ReadyMessage message, DeadLetterReason reason);
+    // Appends to `queue` (drop-head evicting to make room), held from now on.
+    void append(Queue *queue, ReadyMessage message);
     // Drops the expired messages at the head of the queue, at most `budget`; returns how many
     // (core/expiry.cpp).
     qint64 dropExpiredHead(Queue *queue, qint64 nowMs, qint64 budget);

@@ -24,7 +24,7 @@ qint64 DeliveryEngine::dropExpiredHead(Queue *queue, qint64 nowMs, qint64 budget
         const qint64 expiresAt = queue->expiresAtMs(*head);
         if (expiresAt == 0 || expiresAt > nowMs)
             break;
-        dropReadyHead(queue);
+        dropReadyHead(queue, DeadLetterReason::Expired);
         ++queue->expiredTotal;
         ++m_stats.expired;
         ++dropped;

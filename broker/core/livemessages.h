@@ -23,6 +23,8 @@ public:
     explicit LiveMessages(limits::MemoryBudget &memory) : m_memory(memory) {}
 
     bool contains(const QByteArray &id) const { return m_live.contains(id); }
+    // How many queues hold it (0: none).
+    int queueCount(const QByteArray &id) const { return m_live.value(id).queueRefs; }
     // The publisher's CN, or null when the message is in no queue.
     const QString *senderOf(const QByteArray &id) const;
 

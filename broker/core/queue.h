@@ -10,6 +10,7 @@
 #include <QList>
 #include <QString>
 
+#include "core/deadletter.h"
 #include "core/message.h"
 
 namespace cmq {
@@ -30,6 +31,8 @@ struct ReadyMessage
 {
     MessagePtr message;
     bool redelivered = false;
+    int deliveryCount = 0;    // deliveries from this queue so far, none acknowledged
+    DeadLetterPtr deadLetter; // set when it came to this queue as a dead letter
 };
 
 struct Delivery
@@ -40,6 +43,8 @@ struct Delivery
     qint64 deliveredAtMs = 0;     // on the router's monotonic clock
     bool redelivered = false;
     quint64 seq = 0; // delivery order, to requeue in the original order
+    int deliveryCount = 0; // this one included
+    DeadLetterPtr deadLetter;
 };
 
 class Queue
@@ -61,6 +66,8 @@ public:
     // Messages expire this long after they were published; 0 = never (unless their own TTL).
     qint64 messageTtlMs() const { return m_messageTtlMs; }
     void setMessageTtlMs(qint64 ttlMs) { m_messageTtlMs = ttlMs; }
+    const DeadLetterPolicy &deadLetterPolicy() const { return m_deadLetter; }
+    void setDeadLetterPolicy(DeadLetterPolicy policy) { m_deadLetter = std::move(policy); }
     // When `message` expires in this queue, in ms since the epoch; 0 = never.
     qint64 expiresAtMs(const Message &message) const
     {
@@ -96,6 +103,7 @@ public:
     quint64 evictedTotal = 0;
     quint64 redeliveredTotal = 0;
     quint64 expiredTotal = 0;
+    quint64 deadLetteredTotal = 0; // sent on to the dead-letter exchange
 
 private:
     QString m_name;
@@ -104,6 +112,7 @@ private:
     qint64 m_maxBytes;
     QString m_overflow;
     qint64 m_messageTtlMs = 0;
+    DeadLetterPolicy m_deadLetter;
     qint64 m_bytes = 0;
     std::deque<ReadyMessage> m_ready;
     QHash<QByteArray, Delivery> m_unacked;

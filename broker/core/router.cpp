@@ -20,13 +20,15 @@ void Router::restore(const storage::RecoveredState &state)
 {
     m_topology.restore(state);
     m_delivery.restore(state.entries);
+    m_delivery.restoreDeadLetters(state.deadLetters);
     qCInfo(lcRouter, "restored %lld exchanges, %lld queues, %lld bindings, %lld queued messages",
            qlonglong(state.exchanges.size()), qlonglong(state.queues.size()),
            qlonglong(state.bindings.size()), qlonglong(state.entries.size()));
 }
 
 void Router::setQueuePolicy(const QString &queue, qint64 maxLength, const QString &overflow,
-                            Done done, qint64 messageTtlMs)
+                            Done done, qint64 messageTtlMs,
+                            const DeadLetterPolicyChange &deadLetter)
 {
     m_topology.setQueuePolicy(
         queue, maxLength, overflow, messageTtlMs,
@@ -34,12 +36,19 @@ void Router::setQueuePolicy(const QString &queue, qint64 maxLength, const QStrin
             if (target) {
                 if (!target->rejectsWhenFull())
                     m_delivery.evictForRoom(target, 0, 0);
-                qCInfo(lcRouter, "queue %s: max length %lld, overflow %s, message TTL %lld ms",
+                const DeadLetterPolicy &dl = target->deadLetterPolicy();
+                qCInfo(lcRouter,
+                       "queue %s: max length %lld, overflow %s, message TTL %lld ms, dead-letter "
+                       "exchange '%s' key '%s', delivery limit %lld%s",
                        qPrintable(target->name()), qlonglong(target->maxLength()),
-                       qPrintable(target->overflow()), qlonglong(target->messageTtlMs()));
+                       qPrintable(target->overflow()), qlonglong(target->messageTtlMs()),
+                       qPrintable(dl.exchange), qPrintable(dl.routingKey),
+                       qlonglong(dl.deliveryLimit),
+                       dl.onOverflow ? ", overflow dead-lettered" : "");
             }
             done(status);
-        });
+        },
+        deadLetter);
 }
 
 void Router::purgeQueue(const QString &name, std::function<void(Result<qint64>)> done)
@@ -80,6 +89,15 @@ void Router::deleteQueue(const QString &name, std::function<void(Result<DeleteOu
                qlonglong(outcome.consumersCancelled), qlonglong(outcome.bindingsRemoved));
         done(outcome);
     });
+}
+
+void Router::requeueDeadLetters(const QString &name, qint64 max,
+                                std::function<void(Result<qint64>)> done)
+{
+    Queue *queue = m_topology.queue(name);
+    if (!queue)
+        return done(Result<qint64>::failure(QStringLiteral("Queue '%1' not found").arg(name)));
+    m_delivery.requeueDeadLetters(queue, max, std::move(done));
 }
 
 } // namespace cmq

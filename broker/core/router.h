@@ -9,6 +9,7 @@
 #include <QObject>
 
 #include "config/config.h"
+#include "core/deadletter.h"
 #include "core/deliveryengine.h"
 #include "core/livemessages.h"
 #include "core/message.h"
@@ -58,8 +59,9 @@ public:
     // The queue's own limit (0 = the configured default), overflow policy and message TTL (0 =
     // none, negative = unchanged), once stored. A lower drop-head limit evicts the oldest ready
     // messages at once.
+    // `deadLetter` changes what it names of the queue's dead-letter settings.
     void setQueuePolicy(const QString &queue, qint64 maxLength, const QString &overflow, Done done,
-                        qint64 messageTtlMs = -1);
+                        qint64 messageTtlMs = -1, const DeadLetterPolicyChange &deadLetter = {});
 
     using Publication = PublishCoordinator::Publication;
     // `done` receives one outcome per message, in order.
@@ -140,6 +142,10 @@ public:
     };
     void purgeQueue(const QString &name, std::function<void(Result<qint64>)> done);
     void deleteQueue(const QString &name, std::function<void(Result<DeleteOutcome>)> done);
+    // Sends up to `max` (0 = all) of the dead letters ready in `queue` back to the queues they
+    // were dead-lettered from (one storage transaction); `done` gets how many.
+    void requeueDeadLetters(const QString &queue, qint64 max,
+                            std::function<void(Result<qint64>)> done);
 
     // The parts, for their unit tests.
     Topology &topology() { return m_topology; }

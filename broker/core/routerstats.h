@@ -5,6 +5,8 @@
 
 #include <QtGlobal>
 
+#include "core/deadletter.h"
+
 namespace cmq {
 
 struct RouterStats
@@ -21,6 +23,9 @@ struct RouterStats
     quint64 expired = 0; // dropped once past their TTL, never delivered
     quint64 nackDropped = 0;
     quint64 ackTimeouts = 0;
+    // Sent on to a dead-letter exchange, by DeadLetterReason; dead letters requeued by an admin.
+    quint64 deadLettered[DeadLetterReasonCount] = {};
+    quint64 deadLettersRequeued = 0;
 };
 
 } // namespace cmq

@@ -8,6 +8,16 @@ Q_DECLARE_LOGGING_CATEGORY(lcRouter)
 
 namespace cmq {
 
+namespace {
+
+DeadLetterPolicy deadLetterPolicyOf(const storage::QueueRecord &record)
+{
+    return DeadLetterPolicy{record.deadLetterExchange, record.deadLetterRoutingKey,
+                            record.deliveryLimit, record.deadLetterOverflow};
+}
+
+} // namespace
+
 Topology::Topology(storage::RouterStore &store, const Config::Performance &performance)
     : m_store(store), m_performance(performance)
 {
@@ -65,6 +75,7 @@ Queue *Topology::addQueue(const storage::QueueRecord &record)
         slot = new Queue(record.name, record.owner, effectiveMaxLength(record.maxLength),
                          m_performance.maxQueueBytes, record.overflow);
         slot->setMessageTtlMs(record.messageTtlMs);
+        slot->setDeadLetterPolicy(deadLetterPolicyOf(record));
         ++m_holdings[record.owner].queues;
     }
     return slot;
@@ -112,8 +123,12 @@ void Topology::declareQueue(const QString &name, const QString &owner, Done done
     if (Status quota = checkQuota(owner, &Holdings::queues, m_performance.maxQueuesPerCn, "Queue");
         !quota)
         return done(quota);
-    const storage::QueueRecord record{name, owner, m_performance.maxQueueSize,
-                                      m_performance.overflowPolicy, m_performance.messageTtlMs};
+    storage::QueueRecord record;
+    record.name = name;
+    record.owner = owner;
+    record.maxLength = m_performance.maxQueueSize;
+    record.overflow = m_performance.overflowPolicy;
+    record.messageTtlMs = m_performance.messageTtlMs;
     m_store.saveQueue(record, [this, record, done = std::move(done)](Status status) {
         if (status)
             addQueue(record);
@@ -143,18 +158,30 @@ void Topology::bind(const QString &queue, const QString &exchange, const QString
 }
 
 void Topology::setQueuePolicy(const QString &queue, qint64 maxLength, const QString &overflow,
-                              qint64 messageTtlMs, std::function<void(Status, Queue *)> done)
+                              qint64 messageTtlMs, std::function<void(Status, Queue *)> done,
+                              const DeadLetterPolicyChange &deadLetter)
 {
     const Queue *existing = m_queues.value(queue);
     if (!existing)
         return done(failure(QStringLiteral("Queue '%1' not found").arg(queue)), nullptr);
-    const storage::QueueRecord record{queue, existing->owner(), maxLength, overflow,
-                                      messageTtlMs < 0 ? existing->messageTtlMs() : messageTtlMs};
+    const DeadLetterPolicy dl = deadLetter.appliedTo(existing->deadLetterPolicy());
+    if (dl.enabled() && !m_exchanges.contains(dl.exchange))
+        return done(failure(QStringLiteral("Exchange '%1' not found").arg(dl.exchange)), nullptr);
+    const storage::QueueRecord record{queue,
+                                      existing->owner(),
+                                      maxLength,
+                                      overflow,
+                                      messageTtlMs < 0 ? existing->messageTtlMs() : messageTtlMs,
+                                      dl.exchange,
+                                      dl.routingKey,
+                                      dl.deliveryLimit,
+                                      dl.onOverflow};
     m_store.saveQueue(record, [this, record, done = std::move(done)](Status status) {
         Queue *target = status ? m_queues.value(record.name) : nullptr;
         if (target) {
             target->setPolicy(effectiveMaxLength(record.maxLength), record.overflow);
             target->setMessageTtlMs(record.messageTtlMs);
+            target->setDeadLetterPolicy(deadLetterPolicyOf(record));
         }
         done(status, target);
     });

@@ -53,8 +53,10 @@ public:
     // Stores then applies the queue's own limit (0 = the configured default), overflow policy
     // and message TTL (0 = none, negative = as it is); `done` also gets the queue it applied to
     // (null when it did not).
+    // `deadLetter` changes what it names of the queue's dead-letter settings.
     void setQueuePolicy(const QString &queue, qint64 maxLength, const QString &overflow,
-                        qint64 messageTtlMs, std::function<void(Status, Queue *)> done);
+                        qint64 messageTtlMs, std::function<void(Status, Queue *)> done,
+                        const DeadLetterPolicyChange &deadLetter = {});
 
     Queue *queue(const QString &name) const { return m_queues.value(name); }
     const QHash<QString, Queue *> &queues() const { return m_queues; }

@@ -444,6 +444,19 @@ QList<MetricFamily> BrokerMetrics::families()
     out << single("ciphermq_slow_connections", Type::Gauge,
                   "Connections whose unsent output is over the limit right now.", slowNow);
 
+    MetricFamily deadLettered =
+        family("ciphermq_dead_lettered_total", Type::Counter,
+               "Messages sent on to a dead-letter exchange, by reason: rejected (nack drop), "
+               "expired, overflow (drop-head), delivery_limit.");
+    for (int reason = 0; reason < DeadLetterReasonCount; ++reason) {
+        const quint64 n = m_sources.router ? m_sources.router->stats().deadLettered[reason] : 0;
+        deadLettered.samples.append(
+            Sample{{{QStringLiteral("reason"),
+                     QString::fromLatin1(deadLetterReasonName(DeadLetterReason(reason)))}},
+                   double(n)});
+    }
+    out << deadLettered;
+
     // Rate limits.
     MetricFamily rejections = family("ciphermq_rate_limit_rejections_total", Type::Counter,
                                      "Requests refused by a rate limit, by bucket.");

@@ -3,8 +3,9 @@
 // holds it, its name in the admin snapshot, its Prometheus family and that family's help. The
 // snapshot sections ("counters", "totals", "queues") and the Prometheus exposition all walk
 // these tables, so adding a metric is one field in its struct (for the router's counts,
-// core/routerstats.h), one row here and the line that counts it. Labelled families (per listener, per reason, per bucket) and histograms are built
-// in brokermetrics.cpp: their snapshot form is a total, not the same shape.
+// core/routerstats.h), one row here and the line that counts it. Labelled families (per listener,
+// per reason, per bucket) and histograms are built in brokermetrics.cpp: their snapshot form is a
+// total, not the same shape.
 
 #include <QtGlobal>
 
@@ -31,6 +32,15 @@ struct Counters
 constexpr quint64 messagesReachedRouting(const Counters &c)
 {
     return c.router.routed + c.router.unroutable + c.router.duplicates + c.router.rejected;
+}
+
+// Over all reasons; the exposition has it by reason.
+constexpr quint64 messagesDeadLettered(const Counters &c)
+{
+    quint64 n = 0;
+    for (const quint64 byReason : c.router.deadLettered)
+        n += byReason;
+    return n;
 }
 
 template <quint64 RouterStats::*Field> constexpr quint64 routerCount(const Counters &c)
@@ -82,6 +92,10 @@ inline constexpr CounterSpec kCounterSpecs[] = {
      "ciphermq_messages_nack_dropped_total", "Deliveries negatively acknowledged without requeue."},
     {routerCount<&RouterStats::ackTimeouts>, "ack_timeouts", "ciphermq_ack_timeouts_total",
      "Deliveries requeued because their ack did not come in time."},
+    {messagesDeadLettered, "messages_dead_lettered", nullptr, nullptr}, // by reason
+    {routerCount<&RouterStats::deadLettersRequeued>, "dead_letters_requeued",
+     "ciphermq_dead_letters_requeued_total",
+     "Dead letters an admin sent back to the queues they came from."},
     {brokerCount<&Counters::rateLimited>, "rate_limited", nullptr, nullptr}, // by scope and bucket
     {brokerCount<&Counters::connectionsOpened>, "connections_opened", nullptr,
      nullptr}, // by listener
@@ -149,6 +163,7 @@ struct QueueFigures
     qint64 redelivered = 0;
     qint64 evicted = 0;
     qint64 expired = 0;
+    qint64 deadLettered = 0;
 };
 
 struct QueueFigureSpec
@@ -181,6 +196,8 @@ inline constexpr QueueFigureSpec kQueueFigureSpecs[] = {
      "Messages evicted from the queue when it was full."},
     {&QueueFigures::expired, "expired", "ciphermq_queue_messages_expired_total", true,
      "Messages dropped undelivered from the queue once past their TTL."},
+    {&QueueFigures::deadLettered, "dead_lettered", "ciphermq_queue_messages_dead_lettered_total",
+     true, "Messages the queue sent on to its dead-letter exchange."},
 };
 
 // The memory budget (limits/memorybudget.h), as the snapshot's "memory" shows it.

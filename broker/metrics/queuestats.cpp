@@ -17,6 +17,7 @@ QueueFigures queueFigures(Queue &queue)
     f.redelivered = qint64(queue.redeliveredTotal);
     f.evicted = qint64(queue.evictedTotal);
     f.expired = qint64(queue.expiredTotal);
+    f.deadLettered = qint64(queue.deadLetteredTotal);
     return f;
 }
 

@@ -168,6 +168,30 @@ const QList<Migration> &migrations()
                     result TEXT NOT NULL,
                     detail TEXT NOT NULL))"},
          }},
+        {6,
+         "dead-lettering: per-queue dead-letter exchange and delivery limit, dead-letter records",
+         // A dead letter is an ordinary queue entry of the dead-letter queue; its record (why,
+         // from where) sits beside it, keyed like the entry, and moves with it in one
+         // transaction (storage/deadletterstore.cpp). dead_letter_overflow: 1 when drop-head
+         // evictions are dead-lettered too.
+         {
+             {"ALTER TABLE queues ADD COLUMN dead_letter_exchange TEXT NOT NULL DEFAULT ''"},
+             {"ALTER TABLE queues ADD COLUMN dead_letter_routing_key TEXT NOT NULL DEFAULT ''"},
+             {"ALTER TABLE queues ADD COLUMN delivery_limit {bigint} NOT NULL DEFAULT 0"},
+             {"ALTER TABLE queues ADD COLUMN dead_letter_overflow {bigint} NOT NULL DEFAULT 0"},
+             {R"(CREATE TABLE dead_letters (
+                    queue TEXT NOT NULL,
+                    message_id TEXT NOT NULL,
+                    reason TEXT NOT NULL
+                        CHECK (reason IN ('rejected', 'expired', 'overflow', 'delivery_limit')),
+                    original_queue TEXT NOT NULL,
+                    dead_lettered_at {time} NOT NULL,
+                    delivery_count {bigint} NOT NULL,
+                    PRIMARY KEY (queue, message_id)))"},
+             {"CREATE TRIGGER ciphermq_fence BEFORE INSERT OR UPDATE OR DELETE ON dead_letters "
+              "FOR EACH STATEMENT EXECUTE FUNCTION ciphermq_check_epoch()",
+              Runs::OnPostgresOnly},
+         }},
     };
     return list;
 }

@@ -5,6 +5,7 @@
 #include <QSqlQuery>
 #include <QtEndian>
 
+#include "deadletterstore.h"
 #include "libpq.h"
 #include "storagelog.h"
 
@@ -171,12 +172,16 @@ Result<RecoveredState> loadState(SqlSession &session)
         return R::failure(QStringLiteral("cannot load exchanges: %1").arg(st.error()));
 
     st = forEachRow(session,
-                    QStringLiteral("SELECT name, owner, max_length, overflow, message_ttl_ms "
+                    QStringLiteral("SELECT name, owner, max_length, overflow, message_ttl_ms, "
+                                   "dead_letter_exchange, dead_letter_routing_key, "
+                                   "delivery_limit, dead_letter_overflow "
                                    "FROM queues ORDER BY name"),
                     [&](const QSqlQuery &q) {
                         state.queues.append({q.value(0).toString(), q.value(1).toString(),
                                              q.value(2).toLongLong(), q.value(3).toString(),
-                                             q.value(4).toLongLong()});
+                                             q.value(4).toLongLong(), q.value(5).toString(),
+                                             q.value(6).toString(), q.value(7).toLongLong(),
+                                             q.value(8).toLongLong() != 0});
                     });
     if (!st)
         return R::failure(QStringLiteral("cannot load queues: %1").arg(st.error()));
@@ -201,6 +206,11 @@ Result<RecoveredState> loadState(SqlSession &session)
                   : loadEntriesQtSql(session, builder);
     if (!st)
         return R::failure(QStringLiteral("cannot load queue entries: %1").arg(st.error()));
+
+    Result<QList<DeadLetterEntry>> deadLetters = loadDeadLetters(session);
+    if (!deadLetters)
+        return R::failure(QStringLiteral("cannot load dead letters: %1").arg(deadLetters.error()));
+    state.deadLetters = std::move(deadLetters.value());
 
     qCInfo(lcStorage,
            "recovered %lld exchanges, %lld queues, %lld bindings and %lld queued messages in "

@@ -6,8 +6,10 @@
 #include <functional>
 
 #include <QByteArray>
+#include <QDateTime>
 #include <QList>
 #include <QString>
+#include <QStringList>
 
 #include "util/result.h"
 
@@ -18,6 +20,20 @@ struct QueueRecord;
 struct BindingRecord;
 struct MessageRecord;
 struct PublishResult;
+
+// A message's entry leaves one queue for others, in one transaction with its dead-letter
+// record: dead-lettering (a `reason`) and requeueing a dead letter back (no reason). The
+// envelope and metadata stay as they are; only the queue entries move.
+struct EntryMove
+{
+    QString fromQueue;
+    QByteArray messageId;
+    QStringList toQueues; // may be empty: the entry just goes
+    QString reason;       // rejected | expired | overflow | delivery_limit; empty when requeued
+    QString originalQueue;
+    QDateTime at;
+    qint64 deliveryCount = 0;
+};
 
 class RouterStore
 {
@@ -36,6 +52,8 @@ public:
     // Run after every publish issued before them, results handed back in order.
     virtual void deleteQueue(const QString &queue, StatusCallback done) = 0; // entries, bindings
     virtual void purgeQueue(const QString &queue, StatusCallback done) = 0;  // its entries only
+    // All moves as one transaction, after every publish issued before it.
+    virtual void moveEntries(QList<EntryMove> moves, StatusCallback done) = 0;
 
     // Fire-and-forget.
     virtual void markDelivered(const QString &queue, const QByteArray &messageId) = 0;

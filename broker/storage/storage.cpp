@@ -10,6 +10,7 @@
 
 #include <openssl/crypto.h>
 
+#include "deadletterstore.h"
 #include "deliverystore.h"
 #include "storagelog.h"
 #include "storageworker.h"
@@ -399,6 +400,14 @@ void Storage::deleteQueue(const QString &queue, StatusCallback done)
 void Storage::purgeQueue(const QString &queue, StatusCallback done)
 {
     runOrdered([queue](SqlSession &s) { return storage::purgeQueue(s, queue); }, std::move(done));
+}
+
+void Storage::moveEntries(QList<EntryMove> moves, StatusCallback done)
+{
+    // The marks buffered so far (a delivery of the entry that is moving) go first.
+    flushUpdates(true);
+    runOrdered([moves = std::move(moves)](SqlSession &s) { return storage::moveEntries(s, moves); },
+               std::move(done));
 }
 
 // --- Delivery updates ------------------------------------------------------------------------

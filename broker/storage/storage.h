@@ -43,6 +43,10 @@ struct QueueRecord
     qint64 maxLength = 0;           // messages; 0 = the config default at the time of use
     QString overflow = "drop-head"; // drop-head | reject-publish
     qint64 messageTtlMs = 0;        // 0 = messages do not expire (unless by their own TTL)
+    QString deadLetterExchange;     // empty: no dead-lettering
+    QString deadLetterRoutingKey;   // empty: the message's own routing key
+    qint64 deliveryLimit = 0;       // 0 = unlimited
+    bool deadLetterOverflow = false; // drop-head evictions are dead-lettered too
 };
 
 struct BindingRecord
@@ -89,12 +93,24 @@ struct QueueEntry
     bool redelivered = false; // it had been delivered before the restart but never acknowledged
 };
 
+// Why and where from a message waiting in a dead-letter queue came (core/deadletter.h).
+struct DeadLetterEntry
+{
+    QString queue; // the dead-letter queue it waits in
+    QByteArray messageId;
+    QString reason; // rejected | expired | overflow | delivery_limit
+    QString originalQueue;
+    QDateTime at;
+    qint64 deliveryCount = 0;
+};
+
 struct RecoveredState
 {
     QList<ExchangeRecord> exchanges;
     QList<QueueRecord> queues;
     QList<BindingRecord> bindings;
     QList<QueueEntry> entries; // per queue in publish order (queues interleaved is fine)
+    QList<DeadLetterEntry> deadLetters; // records of entries that are dead letters
 };
 
 class Storage final : public QObject, public RouterStore
@@ -122,6 +138,7 @@ public:
     void saveBinding(const BindingRecord &binding, StatusCallback done);
     void deleteQueue(const QString &queue, StatusCallback done); // its entries and bindings too
     void purgeQueue(const QString &queue, StatusCallback done);  // its entries only
+    void moveEntries(QList<EntryMove> moves, StatusCallback done);
 
     // Batched, fire-and-forget (flushed every 500 ms or 50 items, and on shutdown).
     void markDelivered(const QString &queue, const QByteArray &messageId);

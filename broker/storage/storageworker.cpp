@@ -7,6 +7,7 @@
 #include <QTimer>
 
 #include "connection.h"
+#include "deadletterstore.h"
 #include "keystore.h"
 #include "migrations.h"
 #include "recovery.h"
@@ -391,6 +392,8 @@ void StorageWorker::flushPendingUpdates()
 void StorageWorker::purgeExpired(Reply<Result<qint64>> reply)
 {
     flushPendingUpdates(); // so that acknowledgements handed over before count
+    if (Status st = runJob([](SqlSession &s) { return purgeFinishedDeadLetters(s); }); !st)
+        qCWarning(lcStorage).noquote() << "dead-letter record cleanup failed:" << st.error();
     const QDateTime cutoff = QDateTime::currentDateTimeUtc().addDays(-m_retentionDays);
     purgeStep(cutoff, 0, std::move(reply));
 }

@@ -21,6 +21,7 @@ QStringList dropEntries(const SqlSession &s, const QString &queue)
                            "e.message_id = message_bodies.message_id AND e.queue <> ") +
             name + u')',
         QStringLiteral("DELETE FROM queue_entries WHERE queue = ") + name,
+        QStringLiteral("DELETE FROM dead_letters WHERE queue = ") + name,
     };
 }
 
@@ -40,12 +41,19 @@ Status saveQueue(SqlSession &session, const QueueRecord &queue)
     const SqlSession &s = session;
     return session.exec(
         QStringLiteral("INSERT INTO queues (name, owner, max_length, overflow, message_ttl_ms, "
-                       "created_at) VALUES (") +
+                       "dead_letter_exchange, dead_letter_routing_key, delivery_limit, "
+                       "dead_letter_overflow, created_at) VALUES (") +
         s.text(queue.name) + u',' + s.text(queue.owner) + u',' +
         SqlSession::integer(queue.maxLength) + u',' + s.text(queue.overflow) + u',' +
-        SqlSession::integer(queue.messageTtlMs) + u',' + now(s) +
+        SqlSession::integer(queue.messageTtlMs) + u',' + s.text(queue.deadLetterExchange) + u',' +
+        s.text(queue.deadLetterRoutingKey) + u',' + SqlSession::integer(queue.deliveryLimit) +
+        u',' + SqlSession::integer(queue.deadLetterOverflow ? 1 : 0) + u',' + now(s) +
         QStringLiteral(") ON CONFLICT (name) DO UPDATE SET max_length = excluded.max_length, "
-                       "overflow = excluded.overflow, message_ttl_ms = excluded.message_ttl_ms"));
+                       "overflow = excluded.overflow, message_ttl_ms = excluded.message_ttl_ms, "
+                       "dead_letter_exchange = excluded.dead_letter_exchange, "
+                       "dead_letter_routing_key = excluded.dead_letter_routing_key, "
+                       "delivery_limit = excluded.delivery_limit, "
+                       "dead_letter_overflow = excluded.dead_letter_overflow"));
 }
 
 Status saveBinding(SqlSession &session, const BindingRecord &binding)

@@ -31,6 +31,7 @@ void printAdminUsage(FILE *out)
         "  queues | exchanges | bindings | connections | ratelimits\n"
         "  purge <queue>                drop the queue's ready messages\n"
         "  delete_queue <queue>         delete the queue and its messages\n"
+        "  requeue <queue> [n]          send n (default all) dead letters back to their queues\n"
         "  disconnect <connection-id>   close a connection (ids from `connections`)\n"
         "  reload                       re-read the ACL and rate limits (like SIGHUP)\n"
         "  watch <interval_ms> [sections]  one snapshot per line until Ctrl-C\n"

@@ -28,6 +28,8 @@ enum class AdminCommand {
     Watch,
     Unwatch,
     Audit,
+    Requeue,
+    DeadLetters,
     Unknown,
 };
 
@@ -49,15 +51,20 @@ inline constexpr qsizetype MaxRequestLineBytes = 4096;
 // `audit [n]`: how many entries when n is left out, and the most one request may ask for.
 inline constexpr int DefaultAuditEntries = 100;
 inline constexpr int MaxAuditEntries = 100000;
+// `requeue <queue> [n]`: the most dead letters one request may name (left out: all of them).
+inline constexpr int MaxRequeueMessages = 1000000;
+// `dead_letters <queue> [n]`: how many when n is left out, and the most one request may show.
+inline constexpr int DefaultDeadLetterEntries = 100;
+inline constexpr int MaxDeadLetterEntries = 10000;
 
 struct AdminRequest
 {
     AdminCommand command = AdminCommand::Unknown;
-    QString queue;                   // purge, delete_queue
+    QString queue;                   // purge, delete_queue, requeue, dead_letters
     quint64 connectionId = 0;        // disconnect
     int intervalMs = 0;              // watch
     Sections sections = AllSections; // watch
-    int count = 0;                   // audit
+    int count = 0;                   // audit, dead_letters; requeue (0 = all)
 };
 
 struct AdminParseResult

@@ -28,6 +28,8 @@ constexpr protocol::words::CommandWord<AdminCommand> commands[] = {
     {"watch", AdminCommand::Watch},
     {"unwatch", AdminCommand::Unwatch},
     {"audit", AdminCommand::Audit},
+    {"requeue", AdminCommand::Requeue},
+    {"dead_letters", AdminCommand::DeadLetters},
 };
 static_assert(std::size(commands) == static_cast<size_t>(AdminCommand::Unknown));
 
@@ -127,6 +129,26 @@ AdminParseResult parseWatch(const QList<QByteArrayView> &args)
     return ok(request);
 }
 
+// requeue <queue> [n], dead_letters <queue> [n]
+AdminParseResult parseQueueAndCount(AdminCommand command, const QList<QByteArrayView> &args,
+                                    int defaultCount, int maxCount)
+{
+    if (args.size() > 2)
+        return error(QByteArray("Too many arguments for '") + adminCommandName(command) + "'");
+    AdminParseResult result = parseQueueArgument(command, args.mid(0, 1));
+    if (!result.ok)
+        return result;
+    result.request.count = defaultCount;
+    if (args.size() < 2)
+        return result;
+    quint64 count = 0;
+    if (!parseNumber(args[1], quint64(maxCount), count) || count == 0)
+        return error("Invalid message count: expected a number from 1 to " +
+                     QByteArray::number(maxCount));
+    result.request.count = int(count);
+    return result;
+}
+
 AdminParseResult parseAudit(const QList<QByteArrayView> &args)
 {
     if (args.size() > 1)
@@ -210,6 +232,10 @@ AdminParseResult parseAdminRequest(QByteArrayView line)
         return parseWatch(args);
     case AdminCommand::Audit:
         return parseAudit(args);
+    case AdminCommand::Requeue:
+        return parseQueueAndCount(command, args, 0, MaxRequeueMessages);
+    case AdminCommand::DeadLetters:
+        return parseQueueAndCount(command, args, DefaultDeadLetterEntries, MaxDeadLetterEntries);
     default:
         if (!args.isEmpty())
             return error(QByteArray("Too many arguments for '") + adminCommandName(command) + "'");

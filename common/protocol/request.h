@@ -60,6 +60,11 @@ ParseResult parseRequest(QByteArrayView line);
 // The wire name of a command ("declare_queue"), for logs and metrics.
 const char *commandName(Command command);
 
+// The named options of queue_policy, in the order the parsed form lists them (ttl_ms goes to
+// its positional place instead).
+inline constexpr QByteArrayView queuePolicyOptionNames[] = {
+    "ttl_ms", "dlx", "dlx_key", "delivery_limit", "dead_letter_overflow"};
+
 // Queue, exchange, routing-key, message-id and client-id names end up inside reply lines
 // ("ACK <id>") and logs, so they are kept to one printable token of bounded size.
 inline constexpr qsizetype MaxNameLength = 255;

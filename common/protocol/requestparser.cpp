@@ -1,6 +1,7 @@
 #include "protocol/request.h"
 #include "protocol/words.h"
 
+#include <algorithm>
 #include <initializer_list>
 #include <iterator>
 #include <optional>
@@ -16,6 +17,11 @@
 //   "Error: Invalid max length: expected a whole number from 0 to 1000000000"
 //   "Error: Invalid overflow policy: expected drop-head or reject-publish"
 //   "Error: Invalid message TTL: expected milliseconds from 0 to 31536000000"
+//   "Error: Invalid queue policy option: expected ttl_ms, dlx, dlx_key, delivery_limit or
+//    dead_letter_overflow"
+//   "Error: Invalid queue policy option: each may be given once"
+//   "Error: Invalid delivery limit: expected a whole number from 0 to 1000000"
+//   "Error: Invalid dead-letter overflow: expected on or off"
 //   "Error: Invalid exchange type: expected direct, fanout or topic"
 //   "Error: pong takes no arguments"
 //   "Error: Invalid presence mode: expected on or off"
@@ -240,14 +246,19 @@ ParseResult parseNack(QByteArrayView rest)
     return ok(Command::Nack, {id, mode});
 }
 
-// queue_policy <queue> <max_length> <drop-head|reject-publish> [<message_ttl_ms>]; max_length 0
-// = the configured performance.max_queue_size; no TTL = performance.message_ttl_ms, 0 = none.
+// queue_policy <queue> <max_length> <drop-head|reject-publish> [<message_ttl_ms>] [<option>=<value>
+// ...]; max_length 0 = the configured performance.max_queue_size; no TTL =
+// performance.message_ttl_ms, 0 = none. The options (docs/PROTOCOL.md, "Dead-lettering"):
+// ttl_ms, dlx, dlx_key, delivery_limit, dead_letter_overflow, each once, in any order. The
+// parsed form: queue, max_length, overflow, the TTL if given (positional or ttl_ms=, never
+// with a "="), then the given dead-letter options as "<name>=<value>" in the order of
+// queuePolicyOptionNames.
 ParseResult parseQueuePolicy(QByteArrayView rest)
 {
     const QByteArrayView queue = takeWord(rest);
     const QByteArrayView maxLength = takeWord(rest);
     const QByteArrayView overflow = takeWord(rest);
-    const QByteArrayView ttl = skipSpaces(rest);
+    const QByteArrayView tail = skipSpaces(rest);
     if (overflow.isEmpty())
         return missing("Missing parameters");
     if (auto error = validateName(queue, "queue name"))
@@ -256,11 +267,54 @@ ParseResult parseQueuePolicy(QByteArrayView rest)
         return invalid("Error: Invalid max length: expected a whole number from 0 to 1000000000");
     if (overflow != "drop-head" && overflow != "reject-publish")
         return invalid("Error: Invalid overflow policy: expected drop-head or reject-publish");
-    if (ttl.isEmpty())
+    if (tail.isEmpty())
         return ok(Command::QueuePolicy, {queue, maxLength, overflow});
-    if (!isNumberInRange(ttl, 0, 31536000000))
-        return invalid("Error: Invalid message TTL: expected milliseconds from 0 to 31536000000");
-    return ok(Command::QueuePolicy, {queue, maxLength, overflow, ttl});
+    const char *const badTtl =
+        "Error: Invalid message TTL: expected milliseconds from 0 to 31536000000";
+    QList<QByteArrayView> words = words::split<words::isSpace>(tail);
+    QByteArrayView ttl;
+    if (!words.first().contains('='))
+        ttl = words.takeFirst();
+    // Named options, by their index in queuePolicyOptionNames (0 is ttl_ms).
+    std::optional<QByteArrayView> given[std::size(queuePolicyOptionNames)];
+    for (const QByteArrayView word : std::as_const(words)) {
+        const qsizetype eq = word.indexOf('=');
+        if (eq < 0)
+            return invalid(badTtl); // as before options: the rest of the line is no number
+        const QByteArrayView name = word.first(eq);
+        const QByteArrayView value = word.sliced(eq + 1);
+        const auto *found =
+            std::find(std::begin(queuePolicyOptionNames), std::end(queuePolicyOptionNames), name);
+        if (found == std::end(queuePolicyOptionNames))
+            return invalid("Error: Invalid queue policy option: expected ttl_ms, dlx, dlx_key, "
+                           "delivery_limit or dead_letter_overflow");
+        const auto index = std::distance(std::begin(queuePolicyOptionNames), found);
+        if (given[index] || (index == 0 && !ttl.isEmpty()))
+            return invalid("Error: Invalid queue policy option: each may be given once");
+        given[index] = value;
+    }
+    if (given[0])
+        ttl = *given[0];
+    if ((given[0] || !ttl.isEmpty()) && !isNumberInRange(ttl, 0, 31536000000))
+        return invalid(badTtl);
+    // An empty dlx or dlx_key clears it.
+    if (auto error = validateName(given[1].value_or(QByteArrayView()), "exchange name"))
+        return std::move(*error);
+    if (auto error = validateName(given[2].value_or(QByteArrayView()), "routing key"))
+        return std::move(*error);
+    if (given[3] && !isNumberInRange(*given[3], 0, 1000000))
+        return invalid("Error: Invalid delivery limit: expected a whole number from 0 to 1000000");
+    if (given[4] && *given[4] != "on" && *given[4] != "off")
+        return invalid("Error: Invalid dead-letter overflow: expected on or off");
+    ParseResult result = ttl.isEmpty()
+                             ? ok(Command::QueuePolicy, {queue, maxLength, overflow})
+                             : ok(Command::QueuePolicy, {queue, maxLength, overflow, ttl});
+    for (size_t i = 1; i < std::size(queuePolicyOptionNames); ++i) {
+        if (given[i])
+            result.request.args.append(queuePolicyOptionNames[i].toByteArray() + '=' +
+                                       given[i]->toByteArray());
+    }
+    return result;
 }
 
 ParseResult parseNumber(Command command, QByteArrayView rest, int min, int max,

@@ -40,6 +40,11 @@ QByteArray canonicalLine(const AdminRequest &request)
         return line + ' ' + QByteArray::number(request.connectionId);
     case AdminCommand::Audit:
         return line + ' ' + QByteArray::number(request.count);
+    case AdminCommand::Requeue: // count 0: all, the form without a count
+        return line + ' ' + request.queue.toUtf8() +
+               (request.count > 0 ? ' ' + QByteArray::number(request.count) : QByteArray());
+    case AdminCommand::DeadLetters:
+        return line + ' ' + request.queue.toUtf8() + ' ' + QByteArray::number(request.count);
     case AdminCommand::Watch:
         line += ' ' + QByteArray::number(request.intervalMs);
         if (request.sections != AllSections)
@@ -74,6 +79,14 @@ void checkLine(QByteArrayView line)
         break;
     case AdminCommand::Audit:
         CHECK(request.count >= 1 && request.count <= MaxAuditEntries);
+        break;
+    case AdminCommand::Requeue:
+        CHECK(protocol::isValidName(request.queue.toUtf8()));
+        CHECK(request.count >= 0 && request.count <= MaxRequeueMessages);
+        break;
+    case AdminCommand::DeadLetters:
+        CHECK(protocol::isValidName(request.queue.toUtf8()));
+        CHECK(request.count >= 1 && request.count <= MaxDeadLetterEntries);
         break;
     case AdminCommand::Watch:
         CHECK(request.intervalMs >= MinWatchIntervalMs && request.intervalMs <= MaxWatchIntervalMs);

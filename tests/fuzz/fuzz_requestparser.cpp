@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <utility>
 
 #include <QByteArray>
@@ -74,7 +75,7 @@ std::pair<qsizetype, qsizetype> expectedArgs(Command command)
     case Command::PublishBatch:
         return {3, 3};
     case Command::QueuePolicy:
-        return {3, 4}; // an optional message TTL
+        return {3, 8}; // an optional message TTL, then up to four dead-letter options
     case Command::Pong:
         return {0, 0};
     case Command::Presence:
@@ -84,6 +85,48 @@ std::pair<qsizetype, qsizetype> expectedArgs(Command command)
         return {1, 2};
     default:
         return {1, 1};
+    }
+}
+
+bool isNumberUpTo(QByteArrayView text, qint64 max)
+{
+    if (text.isEmpty() || text.size() > 12)
+        return false;
+    qint64 value = 0;
+    for (const char c : text) {
+        if (c < '0' || c > '9')
+            return false;
+        value = value * 10 + (c - '0');
+    }
+    return value <= max;
+}
+
+// queue_policy's tail: the TTL (no "=") only in fourth place, then dead-letter options in the
+// order of queuePolicyOptionNames, each once, with values the handler can take as they are.
+void checkQueuePolicyOptions(const QList<QByteArray> &args)
+{
+    qsizetype next = 1; // index into queuePolicyOptionNames; ttl_ms (0) is never named
+    for (qsizetype i = 3; i < args.size(); ++i) {
+        const qsizetype eq = args[i].indexOf('=');
+        if (eq < 0) {
+            CHECK(i == 3);
+            CHECK(isNumberUpTo(args[i], 31536000000));
+            continue;
+        }
+        const QByteArrayView name = QByteArrayView(args[i]).first(eq);
+        const QByteArrayView value = QByteArrayView(args[i]).sliced(eq + 1);
+        qsizetype index = next;
+        while (index < qsizetype(std::size(queuePolicyOptionNames)) &&
+               queuePolicyOptionNames[index] != name)
+            ++index;
+        CHECK(index < qsizetype(std::size(queuePolicyOptionNames))); // known, in order, once
+        next = index + 1;
+        if (name == "dlx" || name == "dlx_key")
+            CHECK(value.isEmpty() || isValidName(value));
+        else if (name == "delivery_limit")
+            CHECK(isNumberUpTo(value, 1000000));
+        else
+            CHECK(value == "on" || value == "off");
     }
 }
 
@@ -125,6 +168,7 @@ void checkRequest(QByteArrayView line)
     case Command::QueuePolicy:
         CHECK(isValidName(request.args[0]));
         CHECK(request.args[2] == "drop-head" || request.args[2] == "reject-publish");
+        checkQueuePolicyOptions(request.args);
         break;
     case Command::DeclareExchange:
         CHECK(isValidName(request.args[0]));

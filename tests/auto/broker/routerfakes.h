@@ -77,6 +77,18 @@ public:
     {
         job(QStringLiteral("purgeQueue %1").arg(queue), std::move(done));
     }
+    // "move <from> <id> -> <to>,<to> <reason>", one call per move ("-" for no reason).
+    void moveEntries(QList<storage::EntryMove> moves, StatusCallback done) override
+    {
+        QStringList described;
+        for (const storage::EntryMove &m : moves) {
+            described.append(QStringLiteral("move %1 %2 -> %3 %4")
+                                 .arg(m.fromQueue, QString::fromUtf8(m.messageId),
+                                      m.toQueues.join(u','),
+                                      m.reason.isEmpty() ? QStringLiteral("-") : m.reason));
+        }
+        job(described.join(u';'), std::move(done));
+    }
     void markDelivered(const QString &queue, const QByteArray &id) override
     {
         calls.append(QStringLiteral("delivered %1 %2").arg(queue, QString::fromUtf8(id)));

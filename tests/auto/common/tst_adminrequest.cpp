@@ -19,6 +19,8 @@ private Q_SLOTS:
     void names();
     void audit_data();
     void audit();
+    void queueAndCount_data();
+    void queueAndCount();
 };
 
 void tst_AdminRequest::valid_data()
@@ -158,7 +160,9 @@ void tst_AdminRequest::invalid()
 void tst_AdminRequest::names()
 {
     const QStringList all = adminCommandNames();
-    QCOMPARE(all.size(), 15);
+    QCOMPARE(all.size(), 17);
+    QVERIFY(all.contains(QStringLiteral("requeue")));
+    QVERIFY(all.contains(QStringLiteral("dead_letters")));
     QVERIFY(all.contains(QStringLiteral("audit")));
     QVERIFY(all.contains(QStringLiteral("delete_queue")));
     QCOMPARE(QByteArray(adminCommandName(AdminCommand::RateLimits)), QByteArray("ratelimits"));
@@ -194,6 +198,48 @@ void tst_AdminRequest::audit()
         return;
     }
     QCOMPARE(r.request.command, AdminCommand::Audit);
+    QCOMPARE(r.request.count, count);
+}
+
+void tst_AdminRequest::queueAndCount_data()
+{
+    QTest::addColumn<QByteArray>("line");
+    QTest::addColumn<bool>("ok");
+    QTest::addColumn<int>("count");        // what the request carries
+    QTest::addColumn<QByteArray>("reply"); // the error line when refused
+    const QByteArray invalidRequeue =
+        "Error: Invalid message count: expected a number from 1 to 1000000";
+    QTest::newRow("requeue all") << QByteArray("requeue q_dlq") << true << 0 << QByteArray();
+    QTest::newRow("requeue n") << QByteArray("requeue q_dlq 5") << true << 5 << QByteArray();
+    QTest::newRow("requeue 0") << QByteArray("requeue q_dlq 0") << false << 0 << invalidRequeue;
+    QTest::newRow("requeue above max")
+        << QByteArray("requeue q_dlq 1000001") << false << 0 << invalidRequeue;
+    QTest::newRow("requeue no queue")
+        << QByteArray("requeue") << false << 0 << QByteArray("Error: Missing queue name");
+    QTest::newRow("requeue three") << QByteArray("requeue q 1 2") << false << 0
+                                   << QByteArray("Error: Too many arguments for 'requeue'");
+    QTest::newRow("dead_letters default")
+        << QByteArray("dead_letters q_dlq") << true << DefaultDeadLetterEntries << QByteArray();
+    QTest::newRow("dead_letters n")
+        << QByteArray("dead_letters q_dlq 10000") << true << 10000 << QByteArray();
+    QTest::newRow("dead_letters above max")
+        << QByteArray("dead_letters q_dlq 10001") << false << 0
+        << QByteArray("Error: Invalid message count: expected a number from 1 to 10000");
+}
+
+void tst_AdminRequest::queueAndCount()
+{
+    QFETCH(QByteArray, line);
+    QFETCH(bool, ok);
+    QFETCH(int, count);
+    QFETCH(QByteArray, reply);
+    const AdminParseResult r = parseAdminRequest(line);
+    QCOMPARE(r.ok, ok);
+    if (!r.ok) {
+        QCOMPARE(r.errorReply, reply);
+        return;
+    }
+    QCOMPARE(r.request.queue, QStringLiteral("q_dlq"));
     QCOMPARE(r.request.count, count);
 }
 

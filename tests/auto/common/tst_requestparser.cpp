@@ -107,6 +107,17 @@ void tst_RequestParser::parse_data()
           {"q1", "100", "reject-publish"});
     okRow("queue_policy default length", "queue_policy q1 0 drop-head", Command::QueuePolicy,
           {"q1", "0", "drop-head"});
+    // Dead-letter options: named, any order, listed in a fixed order after the TTL.
+    okRow("queue_policy dlx", "queue_policy q1 0 drop-head dlx=dead", Command::QueuePolicy,
+          {"q1", "0", "drop-head", "dlx=dead"});
+    okRow("queue_policy ttl and options",
+          "queue_policy q1 5 reject-publish 100 delivery_limit=3 dlx_key=k dlx=x",
+          Command::QueuePolicy,
+          {"q1", "5", "reject-publish", "100", "dlx=x", "dlx_key=k", "delivery_limit=3"});
+    okRow("queue_policy named ttl", "queue_policy q1 0 drop-head dead_letter_overflow=on ttl_ms=9",
+          Command::QueuePolicy, {"q1", "0", "drop-head", "9", "dead_letter_overflow=on"});
+    okRow("queue_policy dlx cleared", "queue_policy q1 0 drop-head dlx=", Command::QueuePolicy,
+          {"q1", "0", "drop-head", "dlx="});
 
     // Whitespace: the line is trimmed; runs of spaces separate names; the body is kept as is.
     okRow("trailing whitespace", "ack m1 \t ", Command::Ack, {"m1"});
@@ -206,6 +217,24 @@ void tst_RequestParser::parse_data()
     failRow("queue_policy ttl too long", "queue_policy q1 10 drop-head 31536000001", invalid,
             badTtl);
     failRow("queue_policy ttl and more", "queue_policy q1 10 drop-head 5 6", invalid, badTtl);
+    failRow("queue_policy option then word", "queue_policy q1 10 drop-head dlx=x 6", invalid,
+            badTtl);
+    failRow("queue_policy bad named ttl", "queue_policy q1 10 drop-head ttl_ms=soon", invalid,
+            badTtl);
+    failRow("queue_policy unknown option", "queue_policy q1 10 drop-head colour=red", invalid,
+            "Error: Invalid queue policy option: expected ttl_ms, dlx, dlx_key, delivery_limit "
+            "or dead_letter_overflow");
+    failRow("queue_policy option twice", "queue_policy q1 10 drop-head dlx=a dlx=b", invalid,
+            "Error: Invalid queue policy option: each may be given once");
+    failRow("queue_policy ttl twice", "queue_policy q1 10 drop-head 5 ttl_ms=5", invalid,
+            "Error: Invalid queue policy option: each may be given once");
+    failRow("queue_policy bad limit", "queue_policy q1 10 drop-head delivery_limit=1000001",
+            invalid, "Error: Invalid delivery limit: expected a whole number from 0 to 1000000");
+    failRow("queue_policy bad overflow option",
+            "queue_policy q1 10 drop-head dead_letter_overflow=yes", invalid,
+            "Error: Invalid dead-letter overflow: expected on or off");
+    failRow("queue_policy bad dlx", "queue_policy q1 10 drop-head dlx=a\x01", invalid,
+            "Error: Invalid exchange name: must not contain spaces or control characters");
 
     // A carriage return is only ever part of the "\r\n" terminator, which takeLine strips: one
     // inside a line would let a reader that splits on "\r" see a line the sender forged.
