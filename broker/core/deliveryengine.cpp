@@ -62,7 +62,9 @@ void DeliveryEngine::restore(const QList<storage::QueueEntry> &entries)
                 Message{entry.messageId, entry.sender, entry.exchange, entry.routingKey,
                         entry.envelope, entry.sentTime, envelope ? envelope->ttlMs : 0});
         }
-        queue->ready().push_back(ReadyMessage{message, entry.redelivered});
+        // The database keeps whether it was delivered, not how often: at least once.
+        queue->ready().push_back(
+            ReadyMessage{message, entry.redelivered, entry.redelivered ? 1 : 0});
         m_live.hold(queue, message);
     }
 }
@@ -114,7 +116,11 @@ void DeliveryEngine::dispatch(Queue *queue)
         const ReadyMessage next = std::move(queue->ready().front());
         queue->ready().pop_front();
         deliver(queue, consumer->endpoint, consumer, next);
-        consumer->endpoint->pushDelivery(*next.message, next.redelivered);
+        DeliveryFacts facts;
+        facts.redelivered = next.redelivered;
+        facts.deliveryCount = next.deliveries + 1;
+        facts.withMeta = consumer->withMeta;
+        consumer->endpoint->pushDelivery(*next.message, facts);
     }
 }
 
@@ -128,6 +134,7 @@ void DeliveryEngine::deliver(Queue *queue, Endpoint *endpoint, Consumer *consume
     delivery.consumer = consumer;
     delivery.deliveredAtMs = nowMs();
     delivery.redelivered = ready.redelivered;
+    delivery.deliveryCount = ready.deliveries + 1;
     delivery.seq = ++m_deliverySeq;
     queue->unacked().insert(id, delivery);
     stateFor(endpoint).unacked[id].append(queue);
@@ -142,17 +149,19 @@ void DeliveryEngine::deliver(Queue *queue, Endpoint *endpoint, Consumer *consume
     m_store.markDelivered(queue->name(), id);
 }
 
-Status DeliveryEngine::consume(Endpoint *endpoint, const QString &queueName)
+Status DeliveryEngine::consume(Endpoint *endpoint, const QString &queueName, bool withMeta)
 {
     Queue *queue = m_topology.queue(queueName);
     if (!queue)
         return failure(QStringLiteral("Queue '%1' not found").arg(queueName));
     EndpointState &state = stateFor(endpoint);
     for (Consumer *existing : std::as_const(state.consumers)) {
-        if (existing->queue == queue)
-            return success(); // already subscribed: idempotent
+        if (existing->queue == queue) {
+            existing->withMeta = withMeta; // already subscribed: only the form may change
+            return success();
+        }
     }
-    auto *consumer = new Consumer{endpoint, queue, state.prefetch, 0};
+    auto *consumer = new Consumer{endpoint, queue, state.prefetch, 0, withMeta};
     state.consumers.append(consumer);
     queue->consumers().append(consumer);
     // Deliver what is waiting right away (no fixed delay as in the seed): the endpoint queues
@@ -168,14 +177,15 @@ Status DeliveryEngine::consume(Endpoint *endpoint, const QString &queueName)
 }
 
 void DeliveryEngine::declareAndConsume(Endpoint *endpoint, const QString &queue,
-                                       const QString &owner, std::function<void(Status)> done)
+                                       const QString &owner, bool withMeta,
+                                       std::function<void(Status)> done)
 {
     // The ticket lives in the endpoint's state, which endpointClosed() erases: a declare that
     // commits after the close finds no ticket (even if a new connection reuses the address).
     const quint64 ticket = ++m_consumeTicket;
     stateFor(endpoint).pendingConsumes.insert(ticket);
     m_topology.declareQueue(
-        queue, owner, [this, endpoint, queue, ticket, done = std::move(done)](Status st) {
+        queue, owner, [this, endpoint, queue, ticket, withMeta, done = std::move(done)](Status st) {
             const auto stateIt = m_endpoints.find(endpoint);
             const bool open =
                 stateIt != m_endpoints.end() && stateIt->pendingConsumes.remove(ticket);
@@ -183,7 +193,7 @@ void DeliveryEngine::declareAndConsume(Endpoint *endpoint, const QString &queue,
                 return done(st);
             if (!open)
                 return done(failure(QStringLiteral("Connection closed before the subscription")));
-            done(consume(endpoint, queue));
+            done(consume(endpoint, queue, withMeta));
         });
 }
 
@@ -280,7 +290,7 @@ void DeliveryEngine::requeueFront(Queue *queue, QList<Delivery> deliveries)
     std::sort(deliveries.begin(), deliveries.end(),
               [](const Delivery &a, const Delivery &b) { return a.seq > b.seq; });
     for (const Delivery &d : deliveries)
-        queue->ready().push_front(ReadyMessage{d.message, true});
+        queue->ready().push_front(ReadyMessage{d.message, true, d.deliveryCount});
 }
 
 void DeliveryEngine::setPrefetch(Endpoint *endpoint, int prefetch)

@@ -60,12 +60,13 @@ public:
     // Hands ready messages to consumers with room, round-robin, until either runs out.
     void dispatch(Queue *queue);
 
-    Status consume(Endpoint *endpoint, const QString &queue);
+    // `withMeta`: each delivery goes out with its "Meta:" line (consume ... with-meta).
+    Status consume(Endpoint *endpoint, const QString &queue, bool withMeta = false);
     // consume of a queue that does not exist yet: declares it (owned by `owner`), then
     // subscribes, unless the endpoint closed meanwhile (then `done` gets a failure and no
     // consumer is registered: it would outlive its connection).
     void declareAndConsume(Endpoint *endpoint, const QString &queue, const QString &owner,
-                           std::function<void(Status)> done);
+                           bool withMeta, std::function<void(Status)> done);
     // The head of the queue, delivered to `endpoint` (awaiting its ack), if anything is ready.
     std::optional<ReadyMessage> fetch(Endpoint *endpoint, const QString &queue);
     Status ack(Endpoint *endpoint, const QByteArray &messageId);

@@ -23,6 +23,7 @@ struct Consumer
     Queue *queue = nullptr;
     int prefetch = 0; // 0 = unlimited
     int unacked = 0;
+    bool withMeta = false; // deliveries go out with their "Meta:" line
     bool hasRoom() const { return prefetch == 0 || unacked < prefetch; }
 };
 
@@ -30,6 +31,7 @@ struct ReadyMessage
 {
     MessagePtr message;
     bool redelivered = false;
+    int deliveries = 0; // how often it went out from this queue before
 };
 
 struct Delivery
@@ -39,6 +41,7 @@ struct Delivery
     Consumer *consumer = nullptr; // null for a fetch
     qint64 deliveredAtMs = 0;     // on the router's monotonic clock
     bool redelivered = false;
+    int deliveryCount = 1; // this delivery included
     quint64 seq = 0; // delivery order, to requeue in the original order
 };
 
