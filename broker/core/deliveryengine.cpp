@@ -105,6 +105,18 @@ MessagePtr DeliveryEngine::dropReadyHead(Queue *queue, DeadLetterReason reason)
     return message;
 }
 
+DeliveryFacts nextDeliveryFacts(const ReadyMessage &ready, bool withMeta)
+{
+    DeliveryFacts facts;
+    facts.redelivered = ready.redelivered;
+    facts.deliveryCount = ready.deliveryCount + 1;
+    facts.withMeta = withMeta;
+    if (ready.deadLetter)
+        facts.deadLetterReason =
+            QString::fromLatin1(deadLetterReasonName(ready.deadLetter->reason));
+    return facts;
+}
+
 void DeliveryEngine::dispatch(Queue *queue)
 {
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
@@ -117,7 +129,8 @@ void DeliveryEngine::dispatch(Queue *queue)
         const ReadyMessage next = std::move(queue->ready().front());
         queue->ready().pop_front();
         deliver(queue, consumer->endpoint, consumer, next);
-        consumer->endpoint->pushDelivery(*next.message, next.redelivered);
+        consumer->endpoint->pushDelivery(*next.message,
+                                         nextDeliveryFacts(next, consumer->withMeta));
     }
 }
 
@@ -147,17 +160,19 @@ void DeliveryEngine::deliver(Queue *queue, Endpoint *endpoint, Consumer *consume
     m_store.markDelivered(queue->name(), id);
 }
 
-Status DeliveryEngine::consume(Endpoint *endpoint, const QString &queueName)
+Status DeliveryEngine::consume(Endpoint *endpoint, const QString &queueName, bool withMeta)
 {
     Queue *queue = m_topology.queue(queueName);
     if (!queue)
         return failure(QStringLiteral("Queue '%1' not found").arg(queueName));
     EndpointState &state = stateFor(endpoint);
     for (Consumer *existing : std::as_const(state.consumers)) {
-        if (existing->queue == queue)
-            return success(); // already subscribed: idempotent
+        if (existing->queue == queue) {
+            existing->withMeta = withMeta; // already subscribed: only the form may change
+            return success();
+        }
     }
-    auto *consumer = new Consumer{endpoint, queue, state.prefetch, 0};
+    auto *consumer = new Consumer{endpoint, queue, state.prefetch, 0, withMeta};
     state.consumers.append(consumer);
     queue->consumers().append(consumer);
     // Deliver what is waiting right away (no fixed delay as in the seed): the endpoint queues
@@ -173,14 +188,15 @@ Status DeliveryEngine::consume(Endpoint *endpoint, const QString &queueName)
 }
 
 void DeliveryEngine::declareAndConsume(Endpoint *endpoint, const QString &queue,
-                                       const QString &owner, std::function<void(Status)> done)
+                                       const QString &owner, bool withMeta,
+                                       std::function<void(Status)> done)
 {
     // The ticket lives in the endpoint's state, which endpointClosed() erases: a declare that
     // commits after the close finds no ticket (even if a new connection reuses the address).
     const quint64 ticket = ++m_consumeTicket;
     stateFor(endpoint).pendingConsumes.insert(ticket);
     m_topology.declareQueue(
-        queue, owner, [this, endpoint, queue, ticket, done = std::move(done)](Status st) {
+        queue, owner, [this, endpoint, queue, ticket, withMeta, done = std::move(done)](Status st) {
             const auto stateIt = m_endpoints.find(endpoint);
             const bool open =
                 stateIt != m_endpoints.end() && stateIt->pendingConsumes.remove(ticket);
@@ -188,7 +204,7 @@ void DeliveryEngine::declareAndConsume(Endpoint *endpoint, const QString &queue,
                 return done(st);
             if (!open)
                 return done(failure(QStringLiteral("Connection closed before the subscription")));
-            done(consume(endpoint, queue));
+            done(consume(endpoint, queue, withMeta));
         });
 }
 

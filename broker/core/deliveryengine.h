@@ -16,6 +16,7 @@
 #include <QTimer>
 
 #include "config/config.h"
+#include "core/endpoint.h"
 #include "core/message.h"
 #include "core/queue.h"
 #include "util/result.h"
@@ -31,6 +32,9 @@ class RouterStore;
 struct QueueEntry;
 struct DeadLetterEntry;
 } // namespace storage
+// How `ready` goes out as its next delivery (the "Redelivered:" and "Meta:" facts).
+DeliveryFacts nextDeliveryFacts(const ReadyMessage &ready, bool withMeta);
+
 namespace limits {
 class Clock;
 }
@@ -61,12 +65,13 @@ public:
     // Hands ready messages to consumers with room, round-robin, until either runs out.
     void dispatch(Queue *queue);
 
-    Status consume(Endpoint *endpoint, const QString &queue);
+    // `withMeta`: each delivery goes out with its "Meta:" line (consume ... with-meta).
+    Status consume(Endpoint *endpoint, const QString &queue, bool withMeta = false);
     // consume of a queue that does not exist yet: declares it (owned by `owner`), then
     // subscribes, unless the endpoint closed meanwhile (then `done` gets a failure and no
     // consumer is registered: it would outlive its connection).
     void declareAndConsume(Endpoint *endpoint, const QString &queue, const QString &owner,
-                           std::function<void(Status)> done);
+                           bool withMeta, std::function<void(Status)> done);
     // The head of the queue, delivered to `endpoint` (awaiting its ack), if anything is ready.
     std::optional<ReadyMessage> fetch(Endpoint *endpoint, const QString &queue);
     Status ack(Endpoint *endpoint, const QByteArray &messageId);

@@ -24,6 +24,7 @@ struct Consumer
     Queue *queue = nullptr;
     int prefetch = 0; // 0 = unlimited
     int unacked = 0;
+    bool withMeta = false; // deliveries go out with their "Meta:" line
     bool hasRoom() const { return prefetch == 0 || unacked < prefetch; }
 };
 

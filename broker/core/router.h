@@ -72,17 +72,18 @@ public:
     }
 
     bool hasQueue(const QString &name) const { return m_topology.queue(name) != nullptr; }
-    Status consume(Endpoint *endpoint, const QString &queue)
+    // `withMeta`: deliveries go out with their "Meta:" line (consume ... with-meta).
+    Status consume(Endpoint *endpoint, const QString &queue, bool withMeta = false)
     {
-        return m_delivery.consume(endpoint, queue);
+        return m_delivery.consume(endpoint, queue, withMeta);
     }
     // consume of a queue that does not exist yet: declares it (owned by `owner`), then
     // subscribes, unless the endpoint closed meanwhile (then `done` gets a failure and no
     // consumer is registered: it would outlive its connection).
     void declareAndConsume(Endpoint *endpoint, const QString &queue, const QString &owner,
-                           Done done)
+                           Done done, bool withMeta = false)
     {
-        m_delivery.declareAndConsume(endpoint, queue, owner, std::move(done));
+        m_delivery.declareAndConsume(endpoint, queue, owner, withMeta, std::move(done));
     }
     // The head of the queue, delivered to `endpoint` (awaiting its ack), if anything is ready.
     std::optional<ReadyMessage> fetch(Endpoint *endpoint, const QString &queue)

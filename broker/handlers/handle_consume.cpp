@@ -4,9 +4,10 @@
 
 namespace cmq::handlers {
 
-static void subscribe(Router &router, Session *session, const QString &queue, const Reply &reply)
+static void subscribe(Router &router, Session *session, const QString &queue, bool withMeta,
+                      const Reply &reply)
 {
-    const Status status = router.consume(session, queue);
+    const Status status = router.consume(session, queue, withMeta);
     reply.send(status ? protocol::reply::subscribed() : errorLine(status));
 }
 
@@ -16,16 +17,20 @@ void consume(const HandlerContext &ctx, const Request &request, const Reply &rep
     // declaring one: a receiver reads only its own queues.
     const ClientIdentity &who = ctx.session.identity();
     const QString queue = QString::fromUtf8(request.args.at(0));
+    const bool withMeta = request.args.size() > 1; // "with-meta", the parser's only second word
     if (Status allowed = mayTouchQueue(ctx, queue); !allowed)
         return reply.send(errorLine(allowed));
     Router &router = ctx.services.router;
     if (router.hasQueue(queue))
-        return subscribe(router, &ctx.session, queue, reply);
+        return subscribe(router, &ctx.session, queue, withMeta, reply);
     // As the original, consuming a queue that does not exist yet declares it. The router
     // subscribes once the declare commits, and not at all if this connection closed meanwhile.
-    router.declareAndConsume(&ctx.session, queue, who.cn, [reply](Status status) {
-        reply.send(status ? protocol::reply::subscribed() : errorLine(status));
-    });
+    router.declareAndConsume(
+        &ctx.session, queue, who.cn,
+        [reply](Status status) {
+            reply.send(status ? protocol::reply::subscribed() : errorLine(status));
+        },
+        withMeta);
 }
 
 } // namespace cmq::handlers

@@ -1,3 +1,5 @@
+#include "core/deliveryengine.h"
+#include "core/endpoint.h"
 #include "core/router.h"
 #include "handlers/handlers.h"
 #include "protocol/replies.h"
@@ -11,9 +13,10 @@ void fetch(const HandlerContext &ctx, const Request &request, const Reply &reply
     if (Status allowed = mayTouchQueue(ctx, queue); !allowed)
         return reply.send(errorLine(allowed));
     const std::optional<ReadyMessage> fetched = ctx.services.router.fetch(&ctx.session, queue);
-    reply.send(fetched ? protocol::reply::delivery(fetched->message->id, fetched->message->envelope,
-                                                   fetched->redelivered)
-                       : protocol::reply::noMessages());
+    if (!fetched)
+        return reply.send(protocol::reply::noMessages());
+    const bool withMeta = request.args.size() > 1; // "with-meta", the parser's only second word
+    reply.send(deliveryLines(*fetched->message, nextDeliveryFacts(*fetched, withMeta)));
 }
 
 } // namespace cmq::handlers

@@ -209,10 +209,10 @@ void Session::completeReply(quint64 slot, const QByteArray &lines, quint64 messa
     flushReplies();
 }
 
-void Session::pushDelivery(const Message &message, bool redelivered)
+void Session::pushDelivery(const Message &message, const DeliveryFacts &facts)
 {
     ++m_counters.deliveriesOut;
-    m_replies.pushReady(protocol::reply::delivery(message.id, message.envelope, redelivered));
+    m_replies.pushReady(deliveryLines(message, facts));
     flushReplies();
 }
 

@@ -90,7 +90,7 @@ public:
     // Endpoint
     quint64 endpointId() const override { return m_identity.connectionId; }
     QString clientId() const override { return m_identity.cn; }
-    void pushDelivery(const Message &message, bool redelivered) override;
+    void pushDelivery(const Message &message, const DeliveryFacts &facts) override;
     bool canTakeDeliveries() const override;
     void pushEvent(const QByteArray &line) override;
 

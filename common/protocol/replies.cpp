@@ -2,6 +2,10 @@
 
 #include <initializer_list>
 
+#include <QDateTime>
+#include <QJsonDocument>
+#include <QJsonObject>
+
 namespace cmq::protocol::reply {
 
 namespace {
@@ -178,6 +182,26 @@ QByteArray delivery(QByteArrayView messageId, QByteArrayView envelopeJson, bool 
     if (!redelivered)
         return message(messageId, envelopeJson);
     QByteArray lines = reply::redelivered(messageId);
+    lines += message(messageId, envelopeJson);
+    return lines;
+}
+
+QByteArray deliveryWithMeta(QByteArrayView messageId, QByteArrayView envelopeJson,
+                            const DeliveryMeta &meta)
+{
+    // JSON, so a CN is escaped whatever it holds and later facts are new keys, not a new form.
+    QJsonObject facts{
+        {QStringLiteral("sender"), QString::fromUtf8(meta.sender)},
+        {QStringLiteral("published_at"),
+         QDateTime::fromMSecsSinceEpoch(meta.publishedAtMs, Qt::UTC).toString(Qt::ISODateWithMs)},
+        {QStringLiteral("redelivered"), meta.redelivered},
+        {QStringLiteral("delivery_count"), meta.deliveryCount},
+    };
+    if (!meta.deadLetterReason.isEmpty())
+        facts.insert(QStringLiteral("dead_letter_reason"),
+                     QString::fromUtf8(meta.deadLetterReason));
+    QByteArray lines =
+        line({"Meta: ", messageId, " ", QJsonDocument(facts).toJson(QJsonDocument::Compact)});
     lines += message(messageId, envelopeJson);
     return lines;
 }

@@ -44,6 +44,21 @@ QByteArray shutdownNotice();                 // "Server shutting down"
 QByteArray redelivered(QByteArrayView messageId); // "Redelivered: <id>"
 // A delivery: "Message: <id> <json>", after "Redelivered: <id>" when `redelivered`.
 QByteArray delivery(QByteArrayView messageId, QByteArrayView envelopeJson, bool redelivered);
+
+// What the broker itself knows about a delivery, for consumers that asked for it
+// (`consume <queue> with-meta`, `fetch <queue> with-meta`).
+struct DeliveryMeta
+{
+    QByteArrayView sender;           // the publishing connection's verified certificate CN
+    qint64 publishedAtMs = 0;        // when the broker accepted the publish, ms since the epoch
+    bool redelivered = false;        // delivered before and not acknowledged
+    int deliveryCount = 1;           // this delivery included
+    QByteArrayView deadLetterReason; // empty unless the message was dead-lettered
+};
+// "Meta: <id> {"sender":...}" immediately followed by "Message: <id> <json>". Replaces the
+// "Redelivered:" line (the meta says it), so only consumers that asked ever see it.
+QByteArray deliveryWithMeta(QByteArrayView messageId, QByteArrayView envelopeJson,
+                            const DeliveryMeta &meta);
 QByteArray nackConfirmed(QByteArrayView messageId); // "NACK_CONFIRMED <id>"
 QByteArray qosSet(int prefetch);               // "Qos set to <n>"
 QByteArray presenceOn();                       // "Presence on"

@@ -1,5 +1,7 @@
 #include "protocol/replyreader.h"
 
+#include <utility>
+
 namespace cmq::protocol {
 
 namespace {
@@ -89,12 +91,16 @@ ReplyLine readReply(QByteArrayView line)
     }
     if (line.startsWith("Error: "))
         return readError(line.sliced(7));
-    if (line.startsWith("Message: ")) {
-        const QByteArrayView rest = line.sliced(9);
+    // "<prefix><id> <json>"; the json is null when there is none at all.
+    for (const auto &[prefix, kind] : {std::pair{QByteArrayView("Message: "), Kind::Message},
+                                       std::pair{QByteArrayView("Meta: "), Kind::Meta}}) {
+        if (!line.startsWith(prefix))
+            continue;
+        const QByteArrayView rest = line.sliced(prefix.size());
         const qsizetype space = rest.indexOf(' ');
         if (space < 0) // malformed: the receiver says so, with the line
-            return ReplyLine{Kind::Message, rest, QByteArrayView()};
-        return ReplyLine{Kind::Message, rest.first(space), rest.sliced(space + 1)};
+            return ReplyLine{kind, rest, QByteArrayView()};
+        return ReplyLine{kind, rest.first(space), rest.sliced(space + 1)};
     }
     for (const Prefixed &p : prefixedLines) {
         if (line.startsWith(p.prefix)) {

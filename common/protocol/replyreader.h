@@ -15,6 +15,7 @@ struct ReplyLine
         NackConfirmed,        // "NACK_CONFIRMED <id>"
         Message,              // "Message: <id> <json>"; text: the json (null if none at all)
         Redelivered,          // "Redelivered: <id>"
+        Meta,                 // "Meta: <id> <json>" before a delivery asked with-meta; text: json
         PublicKey,            // "Public key: <base64>"; text: the key
         Heartbeat,            // "Heartbeat <seconds>"; text: the seconds
         QosSet,               // "Qos set to <n>"; text: n

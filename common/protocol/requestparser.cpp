@@ -183,6 +183,19 @@ ParseResult parseOneName(Command command, QByteArrayView rest, const char *missi
     return ok(command, {name});
 }
 
+// consume <queue> [with-meta], fetch <queue> [with-meta]. Any other second word keeps the old
+// reading: one name with a space in it, refused as such.
+ParseResult parseQueueRead(Command command, QByteArrayView rest)
+{
+    QByteArrayView words = skipSpaces(rest);
+    const QByteArrayView queue = takeWord(words);
+    if (skipSpaces(words) != "with-meta")
+        return parseOneName(command, rest, "Missing queue name", "queue name");
+    if (auto error = validateName(queue, "queue name"))
+        return std::move(*error);
+    return ok(command, {queue, "with-meta"});
+}
+
 ParseResult parseBind(QByteArrayView rest)
 {
     const QByteArrayView queue = takeWord(rest);
@@ -347,9 +360,10 @@ ParseResult parseRequest(QByteArrayView line)
     const Command command = words::lookup(commands, word, Command::Unknown);
     switch (command) {
     case Command::DeclareQueue:
+        return parseOneName(command, rest, "Missing queue name", "queue name");
     case Command::Consume:
     case Command::Fetch:
-        return parseOneName(command, rest, "Missing queue name", "queue name");
+        return parseQueueRead(command, rest);
     case Command::DeclareExchange:
         return parseDeclareExchange(rest);
     case Command::Ack:

@@ -82,6 +82,8 @@ std::pair<qsizetype, qsizetype> expectedArgs(Command command)
         return {0, 1};             // an optional on|off
     case Command::Nack:            // an optional requeue|drop
     case Command::DeclareExchange: // an optional exchange type
+    case Command::Consume:         // an optional with-meta
+    case Command::Fetch:
         return {1, 2};
     default:
         return {1, 1};
@@ -178,6 +180,11 @@ void checkRequest(QByteArrayView line)
         break;
     case Command::Presence:
         CHECK(request.args.isEmpty() || request.args[0] == "on" || request.args[0] == "off");
+        break;
+    case Command::Consume:
+    case Command::Fetch:
+        CHECK(isValidName(request.args[0]));
+        CHECK(request.args.size() == 1 || request.args[1] == "with-meta");
         break;
     case Command::RegisterPublicKey:
     case Command::Heartbeat:

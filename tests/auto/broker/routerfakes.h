@@ -135,9 +135,9 @@ public:
     }
     quint64 endpointId() const override { return m_id; }
     QString clientId() const override { return m_cn; }
-    void pushDelivery(const Message &message, bool redelivered) override
+    void pushDelivery(const Message &message, const DeliveryFacts &facts) override
     {
-        received += protocol::reply::delivery(message.id, message.envelope, redelivered);
+        received += deliveryLines(message, facts);
     }
     bool canTakeDeliveries() const override { return writable; }
     void pushEvent(const QByteArray &line) override { received += line; }

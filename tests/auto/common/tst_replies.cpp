@@ -16,6 +16,7 @@ private Q_SLOTS:
     void lines();
     void messageKeepsEnvelopeBytes();
     void redeliveryAndRefusalTexts();
+    void deliveryWithMeta();
 };
 
 void tst_Replies::lines_data()
@@ -112,6 +113,29 @@ void tst_Replies::redeliveryAndRefusalTexts()
              QByteArray("No queues bound to exchange 'ex' with routing key 'rk'"));
     QCOMPARE(reply::error(reply::duplicateMessageText("m1")), reply::duplicateMessage("m1"));
     QCOMPARE(reply::error(reply::noQueuesBoundText("ex", "rk")), reply::noQueuesBound("ex", "rk"));
+}
+
+void tst_Replies::deliveryWithMeta()
+{
+    // The meta line goes first and replaces "Redelivered:"; the Message line is the usual one.
+    reply::DeliveryMeta meta;
+    meta.sender = "sender_1";
+    meta.publishedAtMs = 1700000000123; // 2023-11-14T22:13:20.123Z
+    meta.redelivered = true;
+    meta.deliveryCount = 3;
+    QCOMPARE(reply::deliveryWithMeta("m1", "{ \"a\" : 1 }", meta),
+             QByteArray(R"(Meta: m1 {"delivery_count":3,"published_at":"2023-11-14T22:13:20.123Z",)"
+                        R"("redelivered":true,"sender":"sender_1"})"
+                        "\nMessage: m1 { \"a\" : 1 }\n"));
+    meta.deadLetterReason = "expired";
+    meta.sender = "a\"b";
+    meta.redelivered = false;
+    meta.deliveryCount = 1;
+    QCOMPARE(reply::deliveryWithMeta("m1", "{}", meta),
+             QByteArray(R"(Meta: m1 {"dead_letter_reason":"expired","delivery_count":1,)"
+                        R"("published_at":"2023-11-14T22:13:20.123Z","redelivered":false,)"
+                        "\"sender\":\"a\\\"b\"}"
+                        "\nMessage: m1 {}\n"));
 }
 
 QTEST_APPLESS_MAIN(tst_Replies)

@@ -116,6 +116,19 @@ void tst_ReplyReader::roundTrip_data()
                                       << QByteArray() << QByteArray("svc-b offline");
     QTest::newRow("something else")
         << QByteArray("Hello there\n") << Kind::Other << QByteArray() << QByteArray("Hello there");
+    {
+        reply::DeliveryMeta meta;
+        meta.sender = "sender_1";
+        meta.publishedAtMs = 1700000000123;
+        const QByteArray lines = reply::deliveryWithMeta("m-1", json, meta);
+        const QByteArray metaLine = lines.first(lines.indexOf('\n') + 1);
+        QTest::newRow("meta") << metaLine << Kind::Meta << QByteArray("m-1")
+                              << metaLine.sliced(10).chopped(1);
+        QTest::newRow("message after meta")
+            << lines.sliced(metaLine.size()) << Kind::Message << QByteArray("m-1") << json;
+    }
+    QTest::newRow("a Meta line without json")
+        << QByteArray("Meta: m-1\n") << Kind::Meta << QByteArray("m-1") << QByteArray();
     QTest::newRow("a Message line without json")
         << QByteArray("Message: m-1\n") << Kind::Message << QByteArray("m-1") << QByteArray();
 }

@@ -85,6 +85,9 @@ void tst_RequestParser::parse_data()
           Command::PublishBatch, {"ex", "rk", "[" + json + ", " + json + "]"});
     okRow("consume", "consume receiver_1_queue", Command::Consume, {"receiver_1_queue"});
     okRow("fetch", "fetch q", Command::Fetch, {"q"});
+    okRow("consume with-meta", "consume q  with-meta", Command::Consume, {"q", "with-meta"});
+    okRow("fetch with-meta", "fetch q with-meta", Command::Fetch, {"q", "with-meta"});
+    okRow("a queue named with-meta", "fetch with-meta", Command::Fetch, {"with-meta"});
     okRow("ack", "ack sender_1-42-receiver_1", Command::Ack, {"sender_1-42-receiver_1"});
     okRow("resend", "resend m1", Command::Resend, {"m1"});
     okRow("register_public_key", "register_public_key AAAA/+==", Command::RegisterPublicKey,
@@ -168,6 +171,8 @@ void tst_RequestParser::parse_data()
     // Invalid names.
     failRow("queue with space", "declare_queue my queue", invalid, badQueue);
     failRow("queue with tab", "consume a\tb", invalid, badQueue);
+    failRow("consume with another word", "consume a b", invalid, badQueue);
+    failRow("consume with-meta twice", "consume a with-meta with-meta", invalid, badQueue);
     failRow("queue with nul", QByteArray("fetch a\0b", 9), invalid, badQueue);
     failRow("queue with del", "declare_queue a\x7f", invalid, badQueue);
     failRow("queue with nbsp", "declare_queue a\xc2\xa0x", invalid, badQueue);
