@@ -168,6 +168,14 @@ const QList<Migration> &migrations()
                     result TEXT NOT NULL,
                     detail TEXT NOT NULL))"},
          }},
+        {10,
+         "queue entries by queue in publish order",
+         // The admin listing of a queue's messages pages by entry id within one queue
+         // (storage/messagelisting.cpp): without this index a page of a long queue sorts all of
+         // its entries.
+         {
+             {"CREATE INDEX queue_entries_queue_id ON queue_entries (queue, id)"},
+         }},
     };
     return list;
 }

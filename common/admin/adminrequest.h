@@ -28,6 +28,9 @@ enum class AdminCommand {
     Watch,
     Unwatch,
     Audit,
+    QueueMessages,
+    Definitions,
+    DefinitionsImport,
     Unknown,
 };
 
@@ -49,6 +52,9 @@ inline constexpr qsizetype MaxRequestLineBytes = 4096;
 // `audit [n]`: how many entries when n is left out, and the most one request may ask for.
 inline constexpr int DefaultAuditEntries = 100;
 inline constexpr int MaxAuditEntries = 100000;
+// `queue_messages <queue> [after_id] [limit] [filter]`: rows per page by default and at most.
+inline constexpr int DefaultMessagePageRows = 100;
+inline constexpr int MaxMessagePageRows = 1000;
 
 struct AdminRequest
 {
@@ -57,7 +63,10 @@ struct AdminRequest
     quint64 connectionId = 0;        // disconnect
     int intervalMs = 0;              // watch
     Sections sections = AllSections; // watch
-    int count = 0;                   // audit
+    int count = 0;                   // audit; queue_messages: the page's rows
+    quint64 afterId = 0;             // queue_messages: entries after this id
+    QString filter;                  // queue_messages: sender CN or routing key contains it
+    QByteArray definitions;          // definitions_import: one JSON object
 };
 
 struct AdminParseResult
