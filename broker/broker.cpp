@@ -236,7 +236,7 @@ Status Broker::startAdmin(const QSslConfiguration &tls)
         m_admin = std::make_unique<AdminServer>(AdminContext{
             *m_router, m_acl, m_config, m_revokedSerials, *m_limiter, *m_metrics, m_sessions,
             [this] { return m_nextConnectionId++; }, [this] { return reload(); },
-            [this] { return m_listener.handshakesInProgress(); }, *m_audit});
+            [this] { return m_listener.handshakesInProgress(); }, *m_audit, *m_storage});
         if (const Status started = m_admin->start(tls, m_config.admin.address); !started)
             return started;
     }

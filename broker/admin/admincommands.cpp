@@ -36,7 +36,7 @@ static bool isAction(AdminCommand command)
 {
     return command == AdminCommand::Purge || command == AdminCommand::DeleteQueue ||
            command == AdminCommand::Disconnect || command == AdminCommand::Reload ||
-           command == AdminCommand::Requeue;
+           command == AdminCommand::Requeue || command == AdminCommand::DefinitionsImport;
 }
 
 // What an action is about: the queue, the connection id, or the configuration file.
@@ -44,6 +44,8 @@ static QString targetOf(const admin::AdminRequest &request, const Config &config
 {
     if (request.command == AdminCommand::Disconnect)
         return QString::number(request.connectionId);
+    if (request.command == AdminCommand::DefinitionsImport)
+        return QStringLiteral("definitions");
     return request.command == AdminCommand::Reload ? config.sourcePath : request.queue;
 }
 
@@ -100,6 +102,12 @@ void AdminCommands::execute(AdminSession &session, const admin::AdminRequest &re
                 errorLine(QStringLiteral("Queue '%1' not found").arg(request.queue)));
         return session.sendReply(line(snapshot::deadLetters(*queue, request.count)));
     }
+    case AdminCommand::QueueMessages:
+        return queueMessages(session, request);
+    case AdminCommand::Definitions:
+        return exportDefinitions(session);
+    case AdminCommand::DefinitionsImport:
+        return importDefinitions(session, request.definitions);
     case AdminCommand::Watch:
         session.startWatch(request.intervalMs, request.sections);
         session.sendReply(

@@ -35,6 +35,10 @@ private:
     void requeue(AdminSession &session, const QString &queue, int max);
     void deleteQueue(AdminSession &session, const QString &queue);
     void disconnect(AdminSession &session, quint64 id);
+    // admincommandsdata.cpp: the message-metadata listing and the definitions pair.
+    void queueMessages(AdminSession &session, const admin::AdminRequest &request);
+    void exportDefinitions(AdminSession &session);
+    void importDefinitions(AdminSession &session, const QByteArray &json);
     // The snapshot fields about the requester and the audit trail (docs/ADMIN-PROTOCOL.md).
     void addSessionFields(QJsonObject &snapshot, const AdminSession &session) const;
 

@@ -18,6 +18,9 @@ namespace cmq {
 class AuditLog;
 class Router;
 class Session;
+namespace storage {
+class Storage;
+}
 namespace limits {
 class RateLimiter;
 }
@@ -38,6 +41,7 @@ struct AdminContext
     std::function<Result<QJsonObject>()> reload;
     std::function<int()> dataHandshakesInProgress;
     AuditLog &audit;
+    storage::Storage &storage; // queue_messages reads the database, not the router's queues
 };
 
 } // namespace cmq

@@ -191,6 +191,13 @@ const QList<Migration> &migrations()
              {"CREATE TRIGGER ciphermq_fence BEFORE INSERT OR UPDATE OR DELETE ON dead_letters "
               "FOR EACH STATEMENT EXECUTE FUNCTION ciphermq_check_epoch()",
               Runs::OnPostgresOnly},
+        {10,
+         "queue entries by queue in publish order",
+         // The admin listing of a queue's messages pages by entry id within one queue
+         // (storage/messagelisting.cpp): without this index a page of a long queue sorts all of
+         // its entries.
+         {
+             {"CREATE INDEX queue_entries_queue_id ON queue_entries (queue, id)"},
          }},
     };
     return list;

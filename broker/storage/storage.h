@@ -28,6 +28,8 @@ namespace cmq::storage {
 
 class SqlSession;
 class StorageWorker;
+struct MessageListingQuery;
+struct MessageListingPage;
 
 struct ExchangeRecord
 {
@@ -183,6 +185,10 @@ public:
     // and, blocking, at start-up, the newest `limit` records, oldest first.
     void saveAudit(const AuditRecord &record, StatusCallback done);
     Result<QList<AuditRecord>> loadAudit(int limit);
+
+    // One page of a queue's message metadata, read from the database (storagemessages.cpp).
+    void listQueueMessages(const MessageListingQuery &query,
+                           std::function<void(Result<MessageListingPage>)> done);
 
     // For metrics and tests; all counters since construction.
     struct Stats

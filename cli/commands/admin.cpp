@@ -12,6 +12,7 @@
 #include <QTimer>
 
 #include "admin/adminclient.h"
+#include "admindefinitions.h"
 #include "command.h"
 #include "tls/tlsidentity.h"
 
@@ -36,6 +37,10 @@ void printAdminUsage(FILE *out)
         "  reload                       re-read the ACL and rate limits (like SIGHUP)\n"
         "  watch <interval_ms> [sections]  one snapshot per line until Ctrl-C\n"
         "  audit [n]                    the newest n admin actions (default 100)\n"
+        "  queue_messages <queue> [after_id] [limit] [filter]\n"
+        "                               one page of the queue's message metadata\n"
+        "  definitions export           exchanges, queues, bindings as JSON (> defs.json)\n"
+        "  definitions import <file|->  apply such a file (in requests that fit a line)\n"
         "  help                         the commands the broker knows\n\n"
         "Options:\n"
         "  --address HOST:PORT  admin listener (default %s, or $CMQ_ADMIN_ADDRESS)\n"
@@ -98,7 +103,21 @@ int runAdmin(const QStringList &args)
         printAdminUsage(stderr);
         return ExitUsage;
     }
-    const QString line = words.join(u' ');
+    // `definitions export|import <file>`: the protocol's `definitions` / `definitions_import`.
+    QString importPath;
+    QString line = words.join(u' ');
+    if (words.first() == QLatin1String("definitions")) {
+        if (words.size() == 2 && words[1] == QLatin1String("export")) {
+            line = words.first();
+        } else if (words.size() == 3 && words[1] == QLatin1String("import")) {
+            importPath = words[2];
+            line = QStringLiteral("help"); // checked below; the import sends its own lines
+        } else {
+            std::fprintf(stderr, "cmq admin: expected 'definitions export' or 'definitions "
+                                 "import <file>'\n");
+            return ExitUsage;
+        }
+    }
     if (const QString invalid = admin::AdminClient::validate(line); !invalid.isEmpty()) {
         std::fprintf(stderr, "cmq admin: %s\n", qPrintable(invalid));
         return ExitUsage;
@@ -151,6 +170,8 @@ int runAdmin(const QStringList &args)
                      qPrintable(connected.error()));
         return ExitUnreachable;
     }
+    if (!importPath.isEmpty())
+        return importDefinitions(client, importPath, timeoutMs);
     const bool watching = words.first() == QLatin1String("watch");
     int snapshots = 0;
     if (watching) {

@@ -30,6 +30,9 @@ enum class AdminCommand {
     Audit,
     Requeue,
     DeadLetters,
+    QueueMessages,
+    Definitions,
+    DefinitionsImport,
     Unknown,
 };
 
@@ -56,6 +59,9 @@ inline constexpr int MaxRequeueMessages = 1000000;
 // `dead_letters <queue> [n]`: how many when n is left out, and the most one request may show.
 inline constexpr int DefaultDeadLetterEntries = 100;
 inline constexpr int MaxDeadLetterEntries = 10000;
+// `queue_messages <queue> [after_id] [limit] [filter]`: rows per page by default and at most.
+inline constexpr int DefaultMessagePageRows = 100;
+inline constexpr int MaxMessagePageRows = 1000;
 
 struct AdminRequest
 {
@@ -64,7 +70,10 @@ struct AdminRequest
     quint64 connectionId = 0;        // disconnect
     int intervalMs = 0;              // watch
     Sections sections = AllSections; // watch
-    int count = 0;                   // audit, dead_letters; requeue (0 = all)
+    int count = 0;       // audit, dead_letters; requeue (0 = all); queue_messages: the page's rows
+    quint64 afterId = 0; // queue_messages: entries after this id
+    QString filter;      // queue_messages: sender CN or routing key contains it
+    QByteArray definitions; // definitions_import: one JSON object
 };
 
 struct AdminParseResult

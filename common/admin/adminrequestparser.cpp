@@ -30,6 +30,9 @@ constexpr protocol::words::CommandWord<AdminCommand> commands[] = {
     {"audit", AdminCommand::Audit},
     {"requeue", AdminCommand::Requeue},
     {"dead_letters", AdminCommand::DeadLetters},
+    {"queue_messages", AdminCommand::QueueMessages},
+    {"definitions", AdminCommand::Definitions},
+    {"definitions_import", AdminCommand::DefinitionsImport},
 };
 static_assert(std::size(commands) == static_cast<size_t>(AdminCommand::Unknown));
 
@@ -166,6 +169,45 @@ AdminParseResult parseAudit(const QList<QByteArrayView> &args)
     return ok(request);
 }
 
+AdminParseResult parseQueueMessages(const QList<QByteArrayView> &args)
+{
+    if (args.isEmpty())
+        return error("Missing queue name");
+    if (args.size() > 4)
+        return error("Too many arguments for 'queue_messages'");
+    AdminParseResult parsed = parseQueueArgument(AdminCommand::QueueMessages, args.first(1));
+    if (!parsed.ok)
+        return parsed;
+    AdminRequest &request = parsed.request;
+    request.count = DefaultMessagePageRows;
+    if (args.size() > 1 &&
+        !parseNumber(args[1], std::numeric_limits<qint64>::max(), request.afterId))
+        return error("Invalid after_id '" + shortText(args[1]) +
+                     "': expected an entry id (0 = from the oldest)");
+    if (args.size() > 2) {
+        quint64 rows = 0;
+        if (!parseNumber(args[2], MaxMessagePageRows, rows) || rows == 0)
+            return error("Invalid limit: expected a number from 1 to " +
+                         QByteArray::number(MaxMessagePageRows));
+        request.count = int(rows);
+    }
+    if (args.size() > 3)
+        request.filter = QString::fromUtf8(args[3]);
+    return parsed;
+}
+
+// The JSON is the rest of the line, as it is (JSON may hold blanks in strings).
+AdminParseResult parseDefinitionsImport(QByteArrayView line, QByteArrayView word)
+{
+    const QByteArrayView rest = line.trimmed().sliced(word.size()).trimmed();
+    if (rest.isEmpty())
+        return error("Missing definitions (one JSON object on the line)");
+    AdminRequest request;
+    request.command = AdminCommand::DefinitionsImport;
+    request.definitions = rest.toByteArray();
+    return ok(request);
+}
+
 } // namespace
 
 const char *adminCommandName(AdminCommand command)
@@ -236,6 +278,10 @@ AdminParseResult parseAdminRequest(QByteArrayView line)
         return parseQueueAndCount(command, args, 0, MaxRequeueMessages);
     case AdminCommand::DeadLetters:
         return parseQueueAndCount(command, args, DefaultDeadLetterEntries, MaxDeadLetterEntries);
+    case AdminCommand::QueueMessages:
+        return parseQueueMessages(args);
+    case AdminCommand::DefinitionsImport:
+        return parseDefinitionsImport(line, word);
     default:
         if (!args.isEmpty())
             return error(QByteArray("Too many arguments for '") + adminCommandName(command) + "'");

@@ -26,7 +26,8 @@ namespace {
 bool sameRequest(const AdminRequest &a, const AdminRequest &b)
 {
     return a.command == b.command && a.queue == b.queue && a.connectionId == b.connectionId &&
-           a.intervalMs == b.intervalMs && a.sections == b.sections && a.count == b.count;
+           a.intervalMs == b.intervalMs && a.sections == b.sections && a.count == b.count &&
+           a.afterId == b.afterId && a.filter == b.filter && a.definitions == b.definitions;
 }
 
 QByteArray canonicalLine(const AdminRequest &request)
@@ -45,6 +46,12 @@ QByteArray canonicalLine(const AdminRequest &request)
                (request.count > 0 ? ' ' + QByteArray::number(request.count) : QByteArray());
     case AdminCommand::DeadLetters:
         return line + ' ' + request.queue.toUtf8() + ' ' + QByteArray::number(request.count);
+    case AdminCommand::QueueMessages:
+        line += ' ' + request.queue.toUtf8() + ' ' + QByteArray::number(request.afterId) + ' ' +
+                QByteArray::number(request.count);
+        return request.filter.isEmpty() ? line : line + ' ' + request.filter.toUtf8();
+    case AdminCommand::DefinitionsImport:
+        return line + ' ' + request.definitions;
     case AdminCommand::Watch:
         line += ' ' + QByteArray::number(request.intervalMs);
         if (request.sections != AllSections)
@@ -87,6 +94,13 @@ void checkLine(QByteArrayView line)
     case AdminCommand::DeadLetters:
         CHECK(protocol::isValidName(request.queue.toUtf8()));
         CHECK(request.count >= 1 && request.count <= MaxDeadLetterEntries);
+        break;
+    case AdminCommand::QueueMessages:
+        CHECK(protocol::isValidName(request.queue.toUtf8()));
+        CHECK(request.count >= 1 && request.count <= MaxMessagePageRows);
+        break;
+    case AdminCommand::DefinitionsImport:
+        CHECK(!request.definitions.isEmpty());
         break;
     case AdminCommand::Watch:
         CHECK(request.intervalMs >= MinWatchIntervalMs && request.intervalMs <= MaxWatchIntervalMs);

@@ -21,6 +21,9 @@ private Q_SLOTS:
     void audit();
     void queueAndCount_data();
     void queueAndCount();
+    void queueMessages_data();
+    void queueMessages();
+    void definitionsImport();
 };
 
 void tst_AdminRequest::valid_data()
@@ -160,9 +163,12 @@ void tst_AdminRequest::invalid()
 void tst_AdminRequest::names()
 {
     const QStringList all = adminCommandNames();
-    QCOMPARE(all.size(), 17);
+    QCOMPARE(all.size(), 20);
     QVERIFY(all.contains(QStringLiteral("requeue")));
     QVERIFY(all.contains(QStringLiteral("dead_letters")));
+    QVERIFY(all.contains(QStringLiteral("queue_messages")));
+    QVERIFY(all.contains(QStringLiteral("definitions")));
+    QVERIFY(all.contains(QStringLiteral("definitions_import")));
     QVERIFY(all.contains(QStringLiteral("audit")));
     QVERIFY(all.contains(QStringLiteral("delete_queue")));
     QCOMPARE(QByteArray(adminCommandName(AdminCommand::RateLimits)), QByteArray("ratelimits"));
@@ -241,6 +247,72 @@ void tst_AdminRequest::queueAndCount()
     }
     QCOMPARE(r.request.queue, QStringLiteral("q_dlq"));
     QCOMPARE(r.request.count, count);
+}
+
+void tst_AdminRequest::queueMessages_data()
+{
+    QTest::addColumn<QByteArray>("line");
+    QTest::addColumn<quint64>("afterId");
+    QTest::addColumn<int>("limit");
+    QTest::addColumn<QString>("filter");
+    QTest::addColumn<QByteArray>("reply"); // the error line when refused, else empty
+    const QByteArray badLimit = "Error: Invalid limit: expected a number from 1 to 1000";
+    QTest::newRow("defaults") << QByteArray("queue_messages q") << quint64(0)
+                              << DefaultMessagePageRows << QString() << QByteArray();
+    QTest::newRow("after") << QByteArray("queue_messages q 42") << quint64(42)
+                           << DefaultMessagePageRows << QString() << QByteArray();
+    QTest::newRow("all") << QByteArray("queue_messages q 7 1000 svc_a") << quint64(7) << 1000
+                         << QStringLiteral("svc_a") << QByteArray();
+    QTest::newRow("no queue") << QByteArray("queue_messages") << quint64(0) << 0 << QString()
+                              << QByteArray("Error: Missing queue name");
+    QTest::newRow("after text")
+        << QByteArray("queue_messages q next") << quint64(0) << 0 << QString()
+        << QByteArray("Error: Invalid after_id 'next': expected an entry id (0 = from the "
+                      "oldest)");
+    QTest::newRow("negative after")
+        << QByteArray("queue_messages q -1") << quint64(0) << 0 << QString()
+        << QByteArray("Error: Invalid after_id '-1': expected an entry id (0 = from the "
+                      "oldest)");
+    QTest::newRow("limit 0") << QByteArray("queue_messages q 0 0") << quint64(0) << 0 << QString()
+                             << badLimit;
+    QTest::newRow("limit 1001") << QByteArray("queue_messages q 0 1001") << quint64(0) << 0
+                                << QString() << badLimit;
+    QTest::newRow("five") << QByteArray("queue_messages q 0 1 a b") << quint64(0) << 0 << QString()
+                          << QByteArray("Error: Too many arguments for 'queue_messages'");
+}
+
+void tst_AdminRequest::queueMessages()
+{
+    QFETCH(QByteArray, line);
+    QFETCH(quint64, afterId);
+    QFETCH(int, limit);
+    QFETCH(QString, filter);
+    QFETCH(QByteArray, reply);
+    const AdminParseResult r = parseAdminRequest(line);
+    QCOMPARE(r.ok, reply.isEmpty());
+    if (!r.ok) {
+        QCOMPARE(r.errorReply, reply);
+        return;
+    }
+    QCOMPARE(r.request.command, AdminCommand::QueueMessages);
+    QCOMPARE(r.request.queue, QStringLiteral("q"));
+    QCOMPARE(r.request.afterId, afterId);
+    QCOMPARE(r.request.count, limit);
+    QCOMPARE(r.request.filter, filter);
+}
+
+void tst_AdminRequest::definitionsImport()
+{
+    // The JSON is the rest of the line as sent, blanks inside strings included.
+    const AdminParseResult r = parseAdminRequest("  definitions_import {\"a\": \"x  y\"}  ");
+    QVERIFY(r.ok);
+    QCOMPARE(r.request.command, AdminCommand::DefinitionsImport);
+    QCOMPARE(r.request.definitions, QByteArray("{\"a\": \"x  y\"}"));
+    QCOMPARE(parseAdminRequest("definitions_import").errorReply,
+             QByteArray("Error: Missing definitions (one JSON object on the line)"));
+    QCOMPARE(parseAdminRequest("definitions").request.command, AdminCommand::Definitions);
+    QCOMPARE(parseAdminRequest("definitions x").errorReply,
+             QByteArray("Error: Too many arguments for 'definitions'"));
 }
 
 QTEST_APPLESS_MAIN(tst_AdminRequest)
