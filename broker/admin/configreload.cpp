@@ -35,7 +35,7 @@ QStringList restartRequired(const Config &r, const Config &n)
     check(r.logging.maxSizeMb != n.logging.maxSizeMb, "logging.max_size_mb");
     check(r.logging.maxFiles != n.logging.maxFiles, "logging.max_files");
     check(r.database.driver != n.database.driver || r.database.path != n.database.path ||
-              r.database.host != n.database.host || r.database.port != n.database.port ||
+              r.database.hosts != n.database.hosts || r.database.ports != n.database.ports ||
               r.database.user != n.database.user || r.database.password != n.database.password ||
               r.database.dbname != n.database.dbname,
           "database");

@@ -114,8 +114,8 @@ void readDatabase(TomlReader &r, Config::Database &d)
     r.enterSection("database");
     r.readChoice("driver", d.driver, {"postgresql", "sqlite"});
     r.readPath("path", d.path);
-    r.readString("host", d.host);
-    r.readInt("port", d.port, 1, 65535);
+    r.readStringOrList("host", d.hosts);
+    r.readPortOrList("port", d.ports);
     r.readString("user", d.user);
     r.readString("password", d.password);
     r.readString("dbname", d.dbname);
@@ -127,8 +127,21 @@ void readDatabase(TomlReader &r, Config::Database &d)
                                                        "\"sqlite\""));
         return;
     }
+    if (d.ports.size() != 1 && d.ports.size() != d.hosts.size())
+        r.fail(r.qualified("port"),
+               QStringLiteral("must be one port or one per host (%1 hosts, %2 ports)")
+                   .arg(d.hosts.size())
+                   .arg(d.ports.size()));
+    for (const QString &host : d.hosts) {
+        if (host.contains(u','))
+            r.fail(r.qualified("host"),
+                   QStringLiteral("\"%1\" is not one host name or address (list several as an "
+                                  "array)")
+                       .arg(host));
+    }
+    const QString emptyHost = d.hosts.contains(QString()) ? QString() : d.hosts.value(0);
     const std::pair<const char *, const QString &> required[] = {
-        {"host", d.host}, {"user", d.user}, {"dbname", d.dbname}};
+        {"host", emptyHost}, {"user", d.user}, {"dbname", d.dbname}};
     for (const auto &[key, value] : required) {
         if (value.isEmpty())
             r.fail(r.qualified(key), QStringLiteral("must not be empty when driver is "
@@ -255,8 +268,8 @@ void readAcl(TomlReader &r, Config::Acl &a)
 void readCluster(TomlReader &r, Config::Cluster &c, const HostPort &server)
 {
     r.enterSection("cluster");
-    const bool anyHost = server.host == QHostAddress::AnyIPv4 || server.host == QHostAddress::Any
-                         || server.host == QHostAddress::AnyIPv6;
+    const bool anyHost = server.host == QHostAddress::AnyIPv4 || server.host == QHostAddress::Any ||
+                         server.host == QHostAddress::AnyIPv6;
     const QString host = anyHost ? QSysInfo::machineHostName() : server.host.toString();
     const QString hostPort = QStringLiteral("%1:%2").arg(host).arg(server.port);
     c.nodeId = QStringLiteral("%1:%2").arg(QSysInfo::machineHostName()).arg(server.port);

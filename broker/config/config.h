@@ -51,8 +51,11 @@ struct Config
     struct Database {
         QString driver = "sqlite"; // postgresql | sqlite
         QString path = "data/ciphermq.db"; // sqlite file
-        QString host = "127.0.0.1";
-        quint16 port = 5432;
+        // host/port: a string (integer) or a list, tried in order with
+        // target_session_attrs=read-write, so a promoted PostgreSQL standby is found by itself.
+        // One port serves every host; otherwise one port per host.
+        QStringList hosts = {QStringLiteral("127.0.0.1")};
+        QList<quint16> ports = {5432};
         QString user = "ciphermq";
         QString password;
         QString dbname = "ciphermq";

@@ -296,6 +296,52 @@ void TomlReader::readStringList(const char *key, QStringList &out)
     out = values;
 }
 
+void TomlReader::readStringOrList(const char *key, QStringList &out)
+{
+    const toml::node *node = take(key);
+    if (!node)
+        return;
+    if (node->as_string()) {
+        QString value;
+        readString(key, value);
+        out = QStringList{value};
+        return;
+    }
+    if (!node->as_array())
+        return failType(key, "a string or an array of strings", *node);
+    readStringList(key, out);
+    if (ok() && out.isEmpty())
+        fail(qualified(key), QStringLiteral("must not be an empty array"));
+}
+
+void TomlReader::readPortOrList(const char *key, QList<quint16> &out)
+{
+    const toml::node *node = take(key);
+    if (!node)
+        return;
+    if (node->as_integer()) {
+        quint16 port = 0;
+        readInt(key, port, 1, 65535);
+        if (ok())
+            out = {port};
+        return;
+    }
+    const auto *array = node->as_array();
+    if (!array)
+        return failType(key, "an integer or an array of integers", *node);
+    if (array->empty())
+        return fail(qualified(key), QStringLiteral("must not be an empty array"));
+    QList<quint16> ports;
+    for (size_t i = 0; i < array->size(); ++i) {
+        const auto *value = array->get(i)->as_integer();
+        if (!value || value->get() < 1 || value->get() > 65535)
+            return fail(QStringLiteral("%1[%2]").arg(qualified(key)).arg(i),
+                        QStringLiteral("must be an integer between 1 and 65535"));
+        ports.append(quint16(value->get()));
+    }
+    out = ports;
+}
+
 void TomlReader::readStringGroups(const char *key, QList<QStringList> &out)
 {
     const toml::node *node = take(key);

@@ -42,6 +42,11 @@ public:
     // A path; relative ones are made absolute against the config file's directory.
     void readPath(const char *key, QString &out);
     void readStringList(const char *key, QStringList &out);
+    // One non-empty string or an array of them (the single form stays valid where a list was
+    // added later).
+    void readStringOrList(const char *key, QStringList &out);
+    // One port or an array of them, each 1..65535.
+    void readPortOrList(const char *key, QList<quint16> &out);
     // An array of arrays of non-empty strings: [["a", "b"], ["c"]].
     void readStringGroups(const char *key, QList<QStringList> &out);
 

@@ -7,6 +7,29 @@
 
 namespace cmq::storage {
 
+namespace {
+
+// "a:5432, b:5433" for messages, in the order libpq tries them.
+QString describeServers(const Config::Database &settings)
+{
+    QStringList servers;
+    for (qsizetype i = 0; i < settings.hosts.size(); ++i) {
+        const quint16 port = settings.ports.value(settings.ports.size() == 1 ? 0 : i);
+        servers.append(settings.hosts[i] + u':' + QString::number(port));
+    }
+    return servers.join(QStringLiteral(", "));
+}
+
+QString joinedPorts(const Config::Database &settings)
+{
+    QStringList ports;
+    for (quint16 port : settings.ports)
+        ports.append(QString::number(port));
+    return ports.join(u',');
+}
+
+} // namespace
+
 Result<SqlSession> openSession(const Config::Database &settings, const Dialect &dialect,
                                const QString &connectionName, const QString &applicationName)
 {
@@ -14,8 +37,8 @@ Result<SqlSession> openSession(const Config::Database &settings, const Dialect &
     const QString driver = dialect.qtDriver;
     const QString where =
         dialect.isPostgres()
-            ? QStringLiteral("cannot connect to PostgreSQL at %1:%2 as %3")
-                  .arg(settings.host, QString::number(settings.port), settings.user)
+            ? QStringLiteral("cannot connect to PostgreSQL at %1 as %2")
+                  .arg(describeServers(settings), settings.user)
             : QStringLiteral("cannot open SQLite database at %1").arg(settings.path);
     if (!QSqlDatabase::isDriverAvailable(driver))
         return R::failure(where +
@@ -25,17 +48,21 @@ Result<SqlSession> openSession(const Config::Database &settings, const Dialect &
                           ? QSqlDatabase::database(connectionName, false)
                           : QSqlDatabase::addDatabase(driver, connectionName);
     if (dialect.isPostgres()) {
-        db.setHostName(settings.host);
-        db.setPort(settings.port);
+        // libpq's host list: tried in order, and only a server that accepts writes is kept, so
+        // after a failover the promoted standby is found and the old primary, should it come
+        // back as a standby, is passed over.
+        db.setHostName(settings.hosts.join(u','));
+        db.setPort(-1); // in the options: QPSQL's port is a single number
         db.setUserName(settings.user);
         db.setPassword(settings.password);
         db.setDatabaseName(settings.dbname);
         // Bounded connects, and keepalives so a vanished server host is noticed by a blocked
         // statement instead of hanging the worker for the kernel's default hours.
         db.setConnectOptions(
-            QStringLiteral("connect_timeout=5;keepalives=1;keepalives_idle=10;"
-                           "keepalives_interval=3;keepalives_count=3;application_name=") +
-            applicationName);
+            QStringLiteral("port=%1;target_session_attrs=read-write;connect_timeout=5;keepalives=1;"
+                           "keepalives_idle=10;keepalives_interval=3;keepalives_count=3;"
+                           "application_name=%2")
+                .arg(joinedPorts(settings), applicationName));
     } else {
         const QFileInfo file(settings.path);
         if (!QDir().mkpath(file.absolutePath()))

@@ -71,10 +71,10 @@ void checkAccepted(const Config &c)
     if (c.database.driver == QLatin1String("sqlite"))
         CHECK(!c.database.path.isEmpty());
     else
-        CHECK(!c.database.host.isEmpty() && !c.database.user.isEmpty() &&
-              !c.database.dbname.isEmpty());
-    CHECK(c.database.port >= 1 && c.database.connectAttempts >= 1 &&
-          c.database.connectRetryDelayMs >= 0);
+        CHECK(!c.database.hosts.isEmpty() && !c.database.hosts.first().isEmpty() &&
+              !c.database.user.isEmpty() && !c.database.dbname.isEmpty());
+    CHECK(!c.database.ports.isEmpty() && c.database.ports.first() >= 1 &&
+          c.database.connectAttempts >= 1 && c.database.connectRetryDelayMs >= 0);
     CHECK(c.encryption.aesKey.size() == 32);
     const int maxSeconds = std::numeric_limits<int>::max() / 1000;
     for (const int seconds :

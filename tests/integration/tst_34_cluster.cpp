@@ -17,6 +17,7 @@
 #include "client/blockingclient.h"
 #include "client/client.h"
 #include "clienttest.h"
+#include "hatest.h"
 #include "testclient.h"
 #include "testenv.h"
 #include "testpostgres.h"
@@ -24,36 +25,6 @@
 using namespace cmq::test;
 
 namespace {
-
-QByteArray envelope(const QByteArray &id)
-{
-    return R"({"message_id":")" + id +
-           R"(","receiver_client_id":"receiver_1","enc_session_key":"ZW5j","nonce":"bm9uY2U=","ciphertext":")" +
-           QByteArray(300, 'C') + R"("})";
-}
-
-QByteArray redirectTo(quint16 port)
-{
-    return "Error: Standby: the active node is 127.0.0.1:" + QByteArray::number(port);
-}
-
-// True when `port` serves the data path: a declare gets its normal reply.
-bool serves(quint16 port, const QByteArray &queue)
-{
-    TestClient client("receiver_1");
-    if (!client.connectTo(port, 5000))
-        return false;
-    return client.request("declare_queue " + queue, 5000) == "Queue declared";
-}
-
-// The first line a new data connection gets without asking anything.
-QByteArray greeting(quint16 port)
-{
-    TestClient client("receiver_1");
-    if (!client.connectTo(port, 5000))
-        return {};
-    return client.readLine(5000);
-}
 
 // The body of GET /metrics from the plain-HTTP metrics listener on `port`.
 QByteArray metricsText(quint16 port)
@@ -90,8 +61,6 @@ private Q_SLOTS:
 
 private:
     void configure(BrokerProcess &node, const QByteArray &name, int leaseMs, int pollMs);
-    static void declare(quint16 port, const QByteArray &queue);
-    static QSet<QByteArray> drain(quint16 port, const QByteArray &queue);
 
     std::unique_ptr<TestDatabase> m_database;
     BrokerProcess m_a, m_b;
@@ -121,35 +90,6 @@ void tst_Cluster::configure(BrokerProcess &node, const QByteArray &name, int lea
     node.set("rate_limit.enabled", "false");
 }
 
-void tst_Cluster::declare(quint16 port, const QByteArray &queue)
-{
-    TestClient receiver("receiver_1");
-    QVERIFY(receiver.connectTo(port));
-    QCOMPARE(receiver.request("declare_queue " + queue), "Queue declared");
-    QCOMPARE(receiver.request("declare_exchange CipherMQ_exchange"), "Exchange declared");
-    QCOMPARE(receiver.request("bind " + queue + " CipherMQ_exchange " + queue), "Queue bound");
-}
-
-// Consumes until the queue stays quiet, acking everything; returns the ids received.
-QSet<QByteArray> tst_Cluster::drain(quint16 port, const QByteArray &queue)
-{
-    TestClient receiver("receiver_1");
-    if (!receiver.connectTo(port))
-        return {};
-    receiver.send("qos 0");
-    receiver.send("consume " + queue);
-    QSet<QByteArray> received;
-    for (QByteArray line = receiver.readLine(3000); !line.isNull();
-         line = receiver.readLine(3000)) {
-        if (line.startsWith("Message: ")) {
-            const QByteArray id = line.mid(9, line.indexOf(' ', 9) - 9);
-            received.insert(id);
-            receiver.send("ack " + id);
-        }
-    }
-    return received;
-}
-
 void tst_Cluster::standbyRedirects()
 {
     configure(m_a, "node-a", 10000, 1000);
@@ -163,15 +103,15 @@ void tst_Cluster::standbyRedirects()
 
     TestClient client("sender_1");
     QVERIFY(client.connectTo(m_b.port()));
-    QCOMPARE(client.readLine(), redirectTo(m_a.port()));
+    QCOMPARE(client.readLine(), haRedirectTo(m_a.port()));
     QVERIFY(client.waitForDisconnected());
     // Any request a client had already sent changes nothing.
     TestClient eager("receiver_1");
     QVERIFY(eager.connectTo(m_b.port()));
     eager.send("declare_queue receiver_1_standby");
-    QCOMPARE(eager.readLine(), redirectTo(m_a.port()));
+    QCOMPARE(eager.readLine(), haRedirectTo(m_a.port()));
     QVERIFY(eager.waitForDisconnected());
-    QVERIFY(serves(m_a.port(), "receiver_1_active"));
+    QVERIFY(haServes(m_a.port(), "receiver_1_active"));
 
     const QByteArray active = metricsText(metricsA), standby = metricsText(metricsB);
     QVERIFY2(active.contains("\nciphermq_cluster_role 1\n"), active.constData());
@@ -192,7 +132,7 @@ void tst_Cluster::killActiveMidStream()
     configure(m_b, "node-b", 3000, 500);
     QVERIFY2(m_a.start(), m_a.output().constData());
     QVERIFY2(m_b.start(), m_b.output().constData());
-    declare(m_a.port(), "receiver_1_ha");
+    QVERIFY(haDeclare(m_a.port(), "receiver_1_ha"));
 
     TestClient sender("sender_1");
     QVERIFY(sender.connectTo(m_a.port()));
@@ -200,7 +140,7 @@ void tst_Cluster::killActiveMidStream()
     QByteArray stream;
     for (int i = 0; i < 3000; ++i) {
         ids << "ha-" + QByteArray::number(i);
-        stream += "publish CipherMQ_exchange receiver_1_ha " + envelope(ids.last()) + "\n";
+        stream += "publish CipherMQ_exchange receiver_1_ha " + haEnvelope(ids.last()) + "\n";
     }
     sender.sendRaw(stream);
     QSet<QByteArray> acked, refused;
@@ -221,8 +161,8 @@ void tst_Cluster::killActiveMidStream()
     for (QByteArray line = sender.readLine(2000); !line.isNull(); line = sender.readLine(2000))
         take(line);
 
-    QTRY_VERIFY_WITH_TIMEOUT(serves(m_b.port(), "receiver_1_ha"), 60000);
-    const QSet<QByteArray> received = drain(m_b.port(), "receiver_1_ha");
+    QTRY_VERIFY_WITH_TIMEOUT(haServes(m_b.port(), "receiver_1_ha"), 60000);
+    const QSet<QByteArray> received = haDrain(m_b.port(), "receiver_1_ha");
     const QSet<QByteArray> lost = acked - received;
     QVERIFY2(lost.isEmpty(), qPrintable(QStringLiteral("%1 ACKed messages lost, e.g. %2")
                                             .arg(lost.size())
@@ -240,12 +180,13 @@ void tst_Cluster::sigtermHandsOverAtOnce()
     configure(m_b, "node-b", 120000, 1000);
     QVERIFY2(m_a.start(), m_a.output().constData());
     QVERIFY2(m_b.start(), m_b.output().constData());
-    declare(m_a.port(), "receiver_1_term");
+    QVERIFY(haDeclare(m_a.port(), "receiver_1_term"));
     {
         TestClient sender("sender_1");
         QVERIFY(sender.connectTo(m_a.port()));
-        QCOMPARE(sender.request("publish CipherMQ_exchange receiver_1_term " + envelope("term-1")),
-                 "ACK term-1");
+        QCOMPARE(
+            sender.request("publish CipherMQ_exchange receiver_1_term " + haEnvelope("term-1")),
+            "ACK term-1");
     }
     TestClient client("receiver_1");
     QVERIFY(client.connectTo(m_a.port()));
@@ -255,10 +196,10 @@ void tst_Cluster::sigtermHandsOverAtOnce()
     QVERIFY(m_a.terminate());
     QCOMPARE(notice, "Server shutting down");
 
-    QTRY_VERIFY_WITH_TIMEOUT(serves(m_b.port(), "receiver_1_term"), 30000);
+    QTRY_VERIFY_WITH_TIMEOUT(haServes(m_b.port(), "receiver_1_term"), 30000);
     QTRY_VERIFY2_WITH_TIMEOUT(m_b.output().contains("the leadership lock was free"),
                               m_b.output().constData(), 10000);
-    QCOMPARE(drain(m_b.port(), "receiver_1_term"), (QSet<QByteArray>{"term-1"}));
+    QCOMPARE(haDrain(m_b.port(), "receiver_1_term"), (QSet<QByteArray>{"term-1"}));
 }
 
 void tst_Cluster::frozenActiveIsFenced()
@@ -267,10 +208,10 @@ void tst_Cluster::frozenActiveIsFenced()
     configure(m_b, "node-b", 2000, 500);
     QVERIFY2(m_a.start(), m_a.output().constData());
     QVERIFY2(m_b.start(), m_b.output().constData());
-    declare(m_a.port(), "receiver_1_frozen");
+    QVERIFY(haDeclare(m_a.port(), "receiver_1_frozen"));
     TestClient sender("sender_1");
     QVERIFY(sender.connectTo(m_a.port()));
-    QCOMPARE(sender.request("publish CipherMQ_exchange receiver_1_frozen " + envelope("before")),
+    QCOMPARE(sender.request("publish CipherMQ_exchange receiver_1_frozen " + haEnvelope("before")),
              "ACK before");
 
     QCOMPARE(::kill(pid_t(m_a.pid()), SIGSTOP), 0);
@@ -278,9 +219,9 @@ void tst_Cluster::frozenActiveIsFenced()
     QByteArray stream;
     for (int i = 0; i < 200; ++i)
         stream += "publish CipherMQ_exchange receiver_1_frozen " +
-                  envelope("frozen-" + QByteArray::number(i)) + "\n";
+                  haEnvelope("frozen-" + QByteArray::number(i)) + "\n";
     sender.sendRaw(stream);
-    QTRY_VERIFY_WITH_TIMEOUT(serves(m_b.port(), "receiver_1_frozen"), 60000);
+    QTRY_VERIFY_WITH_TIMEOUT(haServes(m_b.port(), "receiver_1_frozen"), 60000);
     QTRY_VERIFY2_WITH_TIMEOUT(m_b.output().contains("ran out"), m_b.output().constData(), 10000);
     QCOMPARE(::kill(pid_t(m_a.pid()), SIGCONT), 0);
 
@@ -293,8 +234,8 @@ void tst_Cluster::frozenActiveIsFenced()
              qPrintable(query.lastError().text()));
     QVERIFY(query.next());
     QCOMPARE(query.value(0).toInt(), 0);
-    QTRY_COMPARE_WITH_TIMEOUT(greeting(m_a.port()), redirectTo(m_b.port()), 60000);
-    QCOMPARE(drain(m_b.port(), "receiver_1_frozen"), (QSet<QByteArray>{"before"}));
+    QTRY_COMPARE_WITH_TIMEOUT(haGreeting(m_a.port()), haRedirectTo(m_b.port()), 60000);
+    QCOMPARE(haDrain(m_b.port(), "receiver_1_frozen"), (QSet<QByteArray>{"before"}));
 }
 
 // One SQLite file: the second broker waits on the file lock as a standby and takes over when
@@ -311,17 +252,18 @@ void tst_Cluster::sqliteSecondNodeIsStandby()
     }
     QVERIFY2(a.start(), a.output().constData());
     QVERIFY2(b.start(), b.output().constData());
-    QCOMPARE(greeting(b.port()), redirectTo(a.port()));
-    declare(a.port(), "receiver_1_lite");
+    QCOMPARE(haGreeting(b.port()), haRedirectTo(a.port()));
+    QVERIFY(haDeclare(a.port(), "receiver_1_lite"));
     {
         TestClient sender("sender_1");
         QVERIFY(sender.connectTo(a.port()));
-        QCOMPARE(sender.request("publish CipherMQ_exchange receiver_1_lite " + envelope("lite-1")),
-                 "ACK lite-1");
+        QCOMPARE(
+            sender.request("publish CipherMQ_exchange receiver_1_lite " + haEnvelope("lite-1")),
+            "ACK lite-1");
     }
     QVERIFY(a.terminate());
-    QTRY_VERIFY_WITH_TIMEOUT(serves(b.port(), "receiver_1_lite"), 30000);
-    QCOMPARE(drain(b.port(), "receiver_1_lite"), (QSet<QByteArray>{"lite-1"}));
+    QTRY_VERIFY_WITH_TIMEOUT(haServes(b.port(), "receiver_1_lite"), 30000);
+    QCOMPARE(haDrain(b.port(), "receiver_1_lite"), (QSet<QByteArray>{"lite-1"}));
 }
 
 // The client library, given both nodes standby first: it moves on from the redirect line at
@@ -345,7 +287,7 @@ void tst_Cluster::clientLibraryFollowsTheActive()
     QTRY_COMPARE_WITH_TIMEOUT(subscribed.size(), 1, Patience);
     QCOMPARE(connected.first().at(0).toString(), QStringLiteral("127.0.0.1:%1").arg(m_a.port()));
     QVERIFY(!failed.isEmpty());
-    QVERIFY2(failed.first().at(1).toString().contains(QString::fromUtf8(redirectTo(m_a.port()))),
+    QVERIFY2(failed.first().at(1).toString().contains(QString::fromUtf8(haRedirectTo(m_a.port()))),
              qPrintable(failed.first().at(1).toString()));
 
     m_a.kill();

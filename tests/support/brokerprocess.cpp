@@ -162,7 +162,14 @@ bool BrokerProcess::start(int timeoutMs)
 {
     m_output.clear();
     m_process.setProcessEnvironment(brokerEnvironment(m_environment));
-    m_process.start(brokerBinary(), {QStringLiteral("--config"), writeConfig()});
+    const QStringList arguments{QStringLiteral("--config"), writeConfig()};
+    if (m_namespace.isEmpty())
+        m_process.start(brokerBinary(), arguments);
+    else
+        m_process.start(QStringLiteral("ip"),
+                        QStringList{QStringLiteral("netns"), QStringLiteral("exec"), m_namespace,
+                                    brokerBinary()} +
+                            arguments);
     if (!m_process.waitForStarted(timeoutMs))
         return false;
     QDeadlineTimer deadline(timeoutMs);

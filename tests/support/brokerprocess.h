@@ -31,6 +31,10 @@ public:
     // ASAN_OPTIONS for one test); takes effect at the next start().
     void setEnvironmentVariable(const QString &name, const QString &value);
 
+    // Runs the broker inside the network namespace `name` (`ip netns exec`, which execs it:
+    // pid() stays the broker's); takes effect at the next start().
+    void runInNetworkNamespace(const QString &name) { m_namespace = name; }
+
     QString configText() const;
     QString writeConfig() const; // returns its path
 
@@ -52,6 +56,7 @@ private:
     quint16 m_port = 0;
     QMap<QString, QMap<QString, QString>> m_settings; // section → key → TOML value
     QMap<QString, QString> m_environment;             // set on top of the inherited one
+    QString m_namespace;
     QProcess m_process;
     QByteArray m_output;
 };

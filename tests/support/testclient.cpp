@@ -31,6 +31,12 @@ bool TestClient::connectTo(quint16 port, int timeoutMs)
     return m_socket.waitForEncrypted(timeoutMs);
 }
 
+bool TestClient::connectTo(const QString &address, quint16 port, int timeoutMs)
+{
+    m_socket.connectToHostEncrypted(address, port, QStringLiteral("localhost"));
+    return m_socket.waitForEncrypted(timeoutMs);
+}
+
 void TestClient::send(const QByteArray &line)
 {
     sendRaw(line + '\n');

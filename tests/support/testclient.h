@@ -18,6 +18,9 @@ public:
 
     // True once the TLS handshake completed (the server may still refuse us right after).
     bool connectTo(quint16 port, int timeoutMs = 15000);
+    // To another address (a test's own network namespace); the certificate is still checked
+    // for "localhost".
+    bool connectTo(const QString &address, quint16 port, int timeoutMs = 15000);
     QString errorString() const { return m_socket.errorString(); }
 
     void send(const QByteArray &line); // adds "\n"

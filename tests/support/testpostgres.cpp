@@ -16,9 +16,10 @@ namespace cmq::test {
 
 namespace {
 
-PostgresServer parseConnection(const QString &dir, QString *error)
+PostgresServer parseConnection(const QString &dir, QString *error,
+                               const QString &fileName = QStringLiteral("connection"))
 {
-    QFile file(QDir(dir).absoluteFilePath(QStringLiteral("connection")));
+    QFile file(QDir(dir).absoluteFilePath(fileName));
     if (!file.open(QIODevice::ReadOnly)) {
         *error = QStringLiteral("no PostgreSQL fixture at %1 (run the tests through ctest)")
                      .arg(file.fileName());
@@ -190,6 +191,19 @@ QString PrivatePostgres::startServer()
 QString PrivatePostgres::restartServer()
 {
     return runPostgresScript(QStringLiteral("restart"), m_dir.path());
+}
+
+QString PrivatePostgres::startStandby()
+{
+    QString error = runPostgresScript(QStringLiteral("start-standby"), m_dir.path());
+    if (error.isEmpty())
+        m_standby = parseConnection(m_dir.path(), &error, QStringLiteral("standby-connection"));
+    return error;
+}
+
+QString PrivatePostgres::promoteStandby()
+{
+    return runPostgresScript(QStringLiteral("promote-standby"), m_dir.path());
 }
 
 TableLock::TableLock(TestDatabase &database, const QString &table)

@@ -93,9 +93,16 @@ public:
     QString startServer();
     QString restartServer();
 
+    // A streaming standby made from this server, which then commits synchronously to it
+    // (postgres.sh start-standby); empty string on success, then standby() is valid.
+    QString startStandby();
+    QString promoteStandby(); // pg_ctl promote
+    const PostgresServer &standby() const { return m_standby; }
+
 private:
     QTemporaryDir m_dir;
     PostgresServer m_server;
+    PostgresServer m_standby;
     QString m_error;
 };
 

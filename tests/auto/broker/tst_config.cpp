@@ -65,6 +65,14 @@ private:
     QMap<QString, QMap<QString, QString>> m_sections;
 };
 
+QString portList(const QList<quint16> &ports)
+{
+    QStringList text;
+    for (quint16 port : ports)
+        text.append(QString::number(port));
+    return text.join(u',');
+}
+
 // Every key of a loaded config as text, so that table rows can name the key they check.
 QString valueOf(const Config &c, const QString &key)
 {
@@ -95,8 +103,8 @@ QString valueOf(const Config &c, const QString &key)
         {"logging.max_files", n(c.logging.maxFiles)},
         {"database.driver", c.database.driver},
         {"database.path", c.database.path},
-        {"database.host", c.database.host},
-        {"database.port", n(c.database.port)},
+        {"database.host", c.database.hosts.join(u',')},
+        {"database.port", portList(c.database.ports)},
         {"database.user", c.database.user},
         {"database.password", c.database.password},
         {"database.dbname", c.database.dbname},
@@ -463,6 +471,16 @@ void tst_Config::valid_data()
     row("longest timeout", "performance", "ack_timeout_sec", "2147483", "2147483");
     row("retry at once", "database", "connect_retry_delay_ms", "0", "0");
     row("port max", "database", "port", "65535", "65535");
+    row("one host in a list", "database", "host", "[\"db1\"]", "db1");
+    row("host list", "database", "host", "[\"db1\", \"10.0.0.2\"]", "db1,10.0.0.2");
+    row("port list", "database", "port", "[5432, 5433]", "5432,5433");
+    QTest::newRow("one port for two hosts") << Doc()
+                                                   .set("database", "driver", str("postgresql"))
+                                                   .set("database", "host", "[\"a\", \"b\"]")
+                                                   .set("database", "port", "6000")
+                                                   .text()
+                                            << "database.port"
+                                            << "6000";
     row("integer rps", "rate_limit", "global_rps", "100", "100");
     QTest::newRow("ip rates follow the cn ones")
         << Doc().set("rate_limit", "publish_rps", "7").set("rate_limit", "global_burst", "9").text()
@@ -555,6 +573,29 @@ void tst_Config::invalid_data()
     };
     const QString pgRule = QStringLiteral(": must not be empty when driver is \"postgresql\"");
     QTest::newRow("postgresql empty host") << pg("host") << "database.host" + pgRule;
+    const auto hosts = [](const char *hostValue, const char *portValue) {
+        return Doc()
+            .set("database", "driver", str("postgresql"))
+            .set("database", "host", hostValue)
+            .set("database", "port", portValue)
+            .text();
+    };
+    QTest::newRow("postgresql empty host in a list")
+        << hosts(R"(["a", ""])", "5432") << "database.host[1]: must be a non-empty string";
+    QTest::newRow("postgresql empty host list")
+        << hosts("[]", "5432") << "database.host: must not be an empty array";
+    QTest::newRow("postgresql host with a comma")
+        << hosts(R"("a,b")", "5432")
+        << R"(database.host: "a,b" is not one host name or address (list several as an array))";
+    QTest::newRow("postgresql ports do not match hosts")
+        << hosts(R"(["a", "b", "c"])", "[1, 2]")
+        << "database.port: must be one port or one per host (3 hosts, 2 ports)";
+    QTest::newRow("postgresql port out of range in a list")
+        << hosts(R"(["a", "b"])", "[5432, 0]")
+        << "database.port[1]: must be an integer between 1 and 65535";
+    QTest::newRow("postgresql host of the wrong type")
+        << hosts("5", "5432")
+        << "database.host: must be a string or an array of strings (got integer)";
     QTest::newRow("postgresql empty user") << pg("user") << "database.user" + pgRule;
     QTest::newRow("postgresql empty dbname") << pg("dbname") << "database.dbname" + pgRule;
     set("sqlite empty path", "database", "path", str(""),
@@ -716,7 +757,7 @@ void tst_Config::invalid_data()
     set("int as float", "performance", "max_queue_size", "1.5",
         "performance.max_queue_size: must be an integer (got float)");
     set("port as string", "database", "port", str("5432"),
-        "database.port: must be an integer (got string)");
+        "database.port: must be an integer or an array of integers (got string)");
     set("string as int", "logging", "level", "3", "logging.level: must be a string (got integer)");
     set("path as int", "tls", "cert_path", "1", "tls.cert_path: must be a string (got integer)");
     set("address as int", "server", "address", "5671",

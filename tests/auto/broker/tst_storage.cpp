@@ -77,8 +77,8 @@ public:
         db.connectAttempts = 1;
         db.connectRetryDelayMs = 10;
         if (m_pg) {
-            db.host = m_pg->server().host;
-            db.port = m_pg->server().port;
+            db.hosts = {m_pg->server().host};
+            db.ports = {m_pg->server().port};
             db.user = m_pg->server().user;
             db.dbname = m_pg->name();
         } else {
@@ -336,12 +336,12 @@ void tst_Storage::connectFailure()
     QString expectedPrefix;
     QTemporaryDir dir;
     if (driver == u"postgresql") {
-        settings.host = QStringLiteral("127.0.0.1");
-        settings.port = test::freePort(); // nothing listens there
+        settings.hosts = {QStringLiteral("127.0.0.1")};
+        settings.ports = {test::freePort()}; // nothing listens there
         settings.user = QStringLiteral("ciphermq");
         expectedPrefix =
             QStringLiteral("cannot connect to PostgreSQL at 127.0.0.1:%1 as ciphermq: ")
-                .arg(settings.port);
+                .arg(settings.ports.first());
     } else {
         // A directory cannot be created below a regular file.
         QFile blocker(dir.filePath(QStringLiteral("file")));
