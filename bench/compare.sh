@@ -3,6 +3,8 @@
 # mTLS with certificate identities, durable queues, persistent 1 KB payloads, publisher confirms,
 # manual acks, prefetch 256. Prints every run and then each row's ratio (bench/README.md).
 #   bench/compare.sh [BUILD_DIR] [DURATION_SECONDS] [BACKLOG]
+# COMPARE_ROWS picks rows (default all); COMPARE_TOML is appended to both CipherMQ brokers'
+# config, e.g. COMPARE_TOML=$'[performance]\ndeliver_before_commit = true'.
 # Installs Debian's rabbitmq-server and librabbitmq-dev when missing (needs root), keeps the
 # package's own service stopped and disabled, and runs a RabbitMQ node of its own: own config,
 # data directory, node name and loopback-only ports, removed at exit.
@@ -16,6 +18,7 @@ dbname=ciphermq_compare
 started=$(date +%s)
 echo "compare.sh: $(date -u '+%F %T UTC'), $(git -C "$root" rev-parse --short HEAD 2>/dev/null)," \
     "$(nproc) cores, load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+[ -z "${COMPARE_TOML:-}" ] || echo "CipherMQ config added: $(echo "$COMPARE_TOML" | tr '\n' ' ')"
 
 # --- RabbitMQ from Debian, and the C client library -------------------------------------------
 if [ ! -x /usr/lib/rabbitmq/bin/rabbitmq-server ] || [ ! -f /usr/include/amqp_ssl_socket.h ]; then
@@ -64,7 +67,7 @@ pg_datadir=$(cat "$work/pg/datadir")
 for driver in postgresql sqlite; do
     port=$(free_port)
     broker_port[$driver]=$port
-    write_config "$driver" warn
+    write_config "$driver" warn "${COMPARE_TOML:-}"
     mkdir -p "$work/$driver"
     sed -e "s#$work/logs/#$work/$driver/logs/#" -e "s#$work/data/#$work/$driver/data/#" \
         "$work/config.toml" >"$work/$driver/config.toml"

@@ -53,6 +53,8 @@ QStringList restartRequired(const Config &r, const Config &n)
               r.performance.maxExchangesPerCn != n.performance.maxExchangesPerCn ||
               r.performance.maxBindingsPerCn != n.performance.maxBindingsPerCn,
           "performance");
+    check(r.performance.deliverBeforeCommit != n.performance.deliverBeforeCommit,
+          "performance.deliver_before_commit");
     check(r.admin.enabled != n.admin.enabled, "admin.enabled");
     check(!same(r.admin.address, n.admin.address), "admin.address");
     check(!same(r.admin.metricsHttpAddress, n.admin.metricsHttpAddress),

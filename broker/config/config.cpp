@@ -189,6 +189,7 @@ void readPerformance(TomlReader &r, Config::Performance &p)
     r.readInt("idle_timeout_sec", p.idleTimeoutSec, 1, kMaxSeconds);
     r.readInt("default_prefetch", p.defaultPrefetch, 0, 65535);
     r.readInt("ack_timeout_sec", p.ackTimeoutSec, 1, kMaxSeconds);
+    r.readBool("deliver_before_commit", p.deliverBeforeCommit);
     r.readInt("max_queues_per_cn", p.maxQueuesPerCn, 1, std::numeric_limits<int>::max());
     r.readInt("max_exchanges_per_cn", p.maxExchangesPerCn, 1, std::numeric_limits<int>::max());
     r.readInt("max_bindings_per_cn", p.maxBindingsPerCn, 1, std::numeric_limits<int>::max());

@@ -80,6 +80,9 @@ struct Config
         int idleTimeoutSec = 60;
         int defaultPrefetch = 256;   // default_prefetch: unacked deliveries per consumer
         int ackTimeoutSec = 1800;    // ack_timeout_sec: unacked deliveries are requeued after
+        // deliver_before_commit: hand a publish to its queues' consumers while its commit runs
+        // (the publisher's ACK still waits for the commit; docs/STORAGE.md).
+        bool deliverBeforeCommit = false;
         // Per certificate CN: queues it owns, exchanges it created, bindings to its queues.
         int maxQueuesPerCn = 1000;     // max_queues_per_cn
         int maxExchangesPerCn = 100;   // max_exchanges_per_cn

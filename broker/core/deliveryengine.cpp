@@ -81,6 +81,21 @@ void DeliveryEngine::enqueue(Queue *queue, const MessagePtr &message)
     m_live.hold(queue, message);
 }
 
+bool DeliveryEngine::withdraw(Queue *queue, const QByteArray &messageId)
+{
+    auto &ready = queue->ready();
+    // From the back: it was published moments ago.
+    const auto it = std::find_if(ready.rbegin(), ready.rend(),
+                                 [&](const ReadyMessage &r) { return r.message->id == messageId; });
+    if (it == ready.rend())
+        return false;
+    queue->addBytes(-it->message->envelope.size());
+    --queue->publishedTotal;
+    ready.erase(std::next(it).base());
+    m_live.release(messageId);
+    return true;
+}
+
 void DeliveryEngine::evictForRoom(Queue *queue, qsizetype room, qint64 roomBytes)
 {
     const auto overLimit = [queue, room, roomBytes] {

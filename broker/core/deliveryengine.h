@@ -59,6 +59,9 @@ public:
     // A committed message joins the back of `queue` (drop-head evicting to make room); the
     // caller dispatches once it has enqueued everything of its commit.
     void enqueue(Queue *queue, const MessagePtr &message);
+    // A message enqueued before its commit, which did not store it, leaves `queue` if it is
+    // still waiting there (nothing is recorded: storage has no row of it). True if it was.
+    bool withdraw(Queue *queue, const QByteArray &messageId);
     // drop-head: evicts the oldest ready messages until `room` more messages of `roomBytes`
     // in all fit under the queue's length and byte limits.
     void evictForRoom(Queue *queue, qsizetype room, qint64 roomBytes);

@@ -28,9 +28,10 @@ struct PublishCoordinator::Pending
 
 PublishCoordinator::PublishCoordinator(Topology &topology, DeliveryEngine &delivery,
                                        LiveMessages &live, storage::RouterStore &store,
-                                       limits::MemoryBudget &memory, RouterStats &stats)
+                                       limits::MemoryBudget &memory, RouterStats &stats,
+                                       bool deliverBeforeCommit)
     : m_topology(topology), m_delivery(delivery), m_live(live), m_store(store), m_memory(memory),
-      m_stats(stats)
+      m_stats(stats), m_deliverBeforeCommit(deliverBeforeCommit)
 {
 }
 
@@ -75,15 +76,16 @@ void PublishCoordinator::publish(const QString &sender, const QString &exchange,
 
     for (qsizetype i = 0; i < count; ++i) {
         const QByteArray &id = messages[i].messageId;
-        if (m_live.contains(id)) {
-            ++m_stats.duplicates;
-            answer(call, i, PublishOutcome{Kind::Duplicate, id, {}});
-            continue;
-        }
         if (const auto inflight = m_inflight.find(id); inflight != m_inflight.end()) {
             // Typically a client that lost its connection resending: it learns the outcome of
-            // the first commit, not a "Duplicate" that would make it drop the message.
+            // the first commit, not a "Duplicate" that would make it drop the message. Checked
+            // first: a message delivered before its commit is live already.
             inflight->append(InflightWaiter{call, i});
+            continue;
+        }
+        if (m_live.contains(id) && !m_unstoredLive.contains(id)) {
+            ++m_stats.duplicates;
+            answer(call, i, PublishOutcome{Kind::Duplicate, id, {}});
             continue;
         }
         if (targets.isEmpty()) {
@@ -106,11 +108,14 @@ void PublishCoordinator::publish(const QString &sender, const QString &exchange,
         record.sentTime = now;
         for (Queue *queue : targets) {
             record.queues.append(queue->name());
+            if (m_deliverBeforeCommit)
+                continue; // in the queue from the start: counted in its depth and bytes
             ++queue->inflight;
             queue->inflightBytes += bytes;
         }
         m_memory.addMessageBytes(bytes); // held by the storage worker until the commit
         m_inflight.insert(id, {});
+        m_unstoredLive.remove(id);
         records.append(std::move(record));
         recordIndex.append(i);
         recordTtl.append(messages[i].ttlMs);
@@ -129,11 +134,31 @@ void PublishCoordinator::publish(const QString &sender, const QString &exchange,
                                                     m.envelope, m.sentTime, recordTtl[r]}),
             m.queues});
     }
+    // Before enqueueing: a delivery update the enqueue causes (an eviction) is then ordered
+    // after this publish by the store.
+    const QList<Pending> early = m_deliverBeforeCommit ? pending : QList<Pending>{};
     m_store.publish(std::move(records),
                     [this, call, recordIndex = std::move(recordIndex),
                      pending = std::move(pending)](QList<storage::PublishResult> results) {
                         committed(call, recordIndex, pending, results);
                     });
+    if (!early.isEmpty())
+        enqueueAll(early);
+}
+
+void PublishCoordinator::enqueueAll(const QList<Pending> &pending)
+{
+    QSet<Queue *> touched;
+    for (const Pending &p : pending) {
+        for (const QString &name : p.queues) {
+            if (Queue *queue = m_topology.queue(name)) {
+                m_delivery.enqueue(queue, p.message);
+                touched.insert(queue);
+            }
+        }
+    }
+    for (Queue *queue : touched)
+        m_delivery.dispatch(queue);
 }
 
 void PublishCoordinator::committed(const CallPtr &call, const QList<qsizetype> &indexes,
@@ -149,8 +174,10 @@ void PublishCoordinator::committed(const CallPtr &call, const QList<qsizetype> &
         QList<Queue *> queues;
         for (const QString &name : p.queues) {
             if (Queue *queue = m_topology.queue(name)) {
-                --queue->inflight;
-                queue->inflightBytes -= bytes;
+                if (!m_deliverBeforeCommit) {
+                    --queue->inflight;
+                    queue->inflightBytes -= bytes;
+                }
                 queues.append(queue);
             }
         }
@@ -158,11 +185,19 @@ void PublishCoordinator::committed(const CallPtr &call, const QList<qsizetype> &
             commitOutcome(id, r < results.size() ? results[r] : storage::PublishResult{});
         if (outcome.stored()) {
             ++m_stats.routed;
-            for (Queue *queue : queues) {
+            for (Queue *queue : m_deliverBeforeCommit ? QList<Queue *>{} : queues) {
                 m_delivery.enqueue(queue, p.message);
                 touched.insert(queue);
             }
         } else {
+            // Delivered before its commit, which did not store it: still waiting in a queue it
+            // is taken out (in a consumer's hands it stays; its ack then changes nothing).
+            if (m_deliverBeforeCommit) {
+                for (Queue *queue : queues)
+                    m_delivery.withdraw(queue, id);
+                if (outcome.kind == Kind::StorageFailed && m_live.contains(id))
+                    rememberUnstored(id);
+            }
             ++(outcome.kind == Kind::Duplicate ? m_stats.duplicates : m_stats.rejected);
         }
         answer(call, indexes[r], outcome);
@@ -172,6 +207,16 @@ void PublishCoordinator::committed(const CallPtr &call, const QList<qsizetype> &
     }
     for (Queue *queue : touched)
         m_delivery.dispatch(queue);
+}
+
+void PublishCoordinator::rememberUnstored(const QByteArray &id)
+{
+    // Bounded by what consumers hold: ids that have left every queue are dropped as it grows.
+    if (m_unstoredLive.size() >= 1024) {
+        for (auto it = m_unstoredLive.begin(); it != m_unstoredLive.end();)
+            it = m_live.contains(*it) ? std::next(it) : m_unstoredLive.erase(it);
+    }
+    m_unstoredLive.insert(id);
 }
 
 void PublishCoordinator::settleWaiters(const QList<InflightWaiter> &waiters,

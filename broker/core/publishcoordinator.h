@@ -2,7 +2,10 @@
 // The publish coordinator: one publish or publish_batch from receipt to outcome. Each message
 // is checked against the messages the broker holds (dedupe), routed, admitted (queue limits
 // under reject-publish, byte limits, the memory budget) and handed to the store's group
-// commit; once committed it joins its queues through the delivery engine. A message whose id
+// commit; once committed it joins its queues through the delivery engine (with
+// `deliverBeforeCommit`, as soon as it is handed to the store, and it leaves them again if the
+// commit does not store it; the publisher's outcome waits for the commit either way). A
+// message whose id
 // is still being committed by another publish waits for that commit and gets its outcome:
 // "Duplicate" only ever means committed.
 
@@ -11,6 +14,7 @@
 
 #include <QHash>
 #include <QList>
+#include <QSet>
 #include <QString>
 
 #include "core/publishoutcome.h"
@@ -37,7 +41,7 @@ class PublishCoordinator
 public:
     PublishCoordinator(Topology &topology, DeliveryEngine &delivery, LiveMessages &live,
                        storage::RouterStore &store, limits::MemoryBudget &memory,
-                       RouterStats &stats);
+                       RouterStats &stats, bool deliverBeforeCommit = false);
     ~PublishCoordinator();
 
     struct Publication
@@ -60,6 +64,8 @@ private:
     };
     struct Pending; // a message handed to the store, with what enqueueing needs after it
 
+    // deliverBeforeCommit: `pending` joins its queues now, before its commit.
+    void enqueueAll(const QList<Pending> &pending);
     static void answer(const CallPtr &call, qsizetype index, PublishOutcome outcome);
     // Why `queues` cannot take a message of `bytes` now, or Stored when they can.
     PublishOutcome admission(const QList<Queue *> &queues, const QByteArray &id, qint64 bytes);
@@ -74,6 +80,11 @@ private:
     storage::RouterStore &m_store;
     limits::MemoryBudget &m_memory;
     RouterStats &m_stats;
+    const bool m_deliverBeforeCommit;
+    // deliverBeforeCommit: delivered, but their commit failed, and still in a consumer's hands.
+    // A publish of one of these ids is new, not "Duplicate" (which means committed).
+    QSet<QByteArray> m_unstoredLive;
+    void rememberUnstored(const QByteArray &id);
     // Published, commit pending → later publishes of the same id, answered with its outcome.
     QHash<QByteArray, QList<InflightWaiter>> m_inflight;
 };

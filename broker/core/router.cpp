@@ -10,7 +10,8 @@ Router::Router(storage::RouterStore &storage, const Config::Performance &perform
                limits::MemoryBudget &memory, QObject *parent, const limits::Clock *clock)
     : QObject(parent), m_storage(storage), m_live(memory), m_topology(storage, performance),
       m_delivery(m_topology, m_live, storage, m_stats, performance, clock),
-      m_publisher(m_topology, m_delivery, m_live, storage, memory, m_stats)
+      m_publisher(m_topology, m_delivery, m_live, storage, memory, m_stats,
+                  performance.deliverBeforeCommit)
 {
 }
 
