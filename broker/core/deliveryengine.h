@@ -18,6 +18,7 @@
 #include "config/config.h"
 #include "core/message.h"
 #include "core/queue.h"
+#include "core/queuepager.h"
 #include "util/result.h"
 
 namespace cmq {
@@ -29,6 +30,7 @@ struct RouterStats;
 namespace storage {
 class RouterStore;
 struct QueueEntry;
+struct QueueBacklog;
 } // namespace storage
 namespace limits {
 class Clock;
@@ -48,8 +50,10 @@ public:
                    const limits::Clock *clock = nullptr, QObject *parent = nullptr);
     ~DeliveryEngine() override;
 
-    // Start-up: the stored queue entries, in order, as ready messages.
-    void restore(const QList<storage::QueueEntry> &entries);
+    // Start-up: the stored queue entries, in order, as ready messages; with `backlogs`, those
+    // entries are each queue's head and the rest stays in the database (core/queuepager.h).
+    void restore(const QList<storage::QueueEntry> &entries,
+                 const QList<storage::QueueBacklog> &backlogs = {});
 
     // A committed message joins the back of `queue` (drop-head evicting to make room); the
     // caller dispatches once it has enqueued everything of its commit.
@@ -129,6 +133,7 @@ private:
 
     Topology &m_topology;
     LiveMessages &m_live;
+    QueuePager m_pager;
     storage::RouterStore &m_store;
     RouterStats &m_stats;
     Config::Performance m_performance;

@@ -168,6 +168,14 @@ const QList<Migration> &migrations()
                     result TEXT NOT NULL,
                     detail TEXT NOT NULL))"},
          }},
+        {6,
+         "queue order index for paging a queue's backlog",
+         // A queue's backlog stays in the database and is read in pages, in the queue's order
+         // (storage/backlogstore.cpp): "WHERE queue = ? AND id > ? ORDER BY id LIMIT n" is a
+         // short range scan of this index, however long the queue and however many others.
+         {
+             {"CREATE INDEX queue_entries_queue_order ON queue_entries (queue, id)"},
+         }},
     };
     return list;
 }

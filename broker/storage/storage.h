@@ -87,6 +87,15 @@ struct QueueEntry
     QByteArray envelope;
     QDateTime sentTime;
     bool redelivered = false; // it had been delivered before the restart but never acknowledged
+    qint64 entryId = 0;       // queue_entries.id: the queue's order, where the next page starts
+};
+
+// Everything one queue holds in the database (ready and awaiting an ack), as numbers.
+struct QueueBacklog
+{
+    QString queue;
+    qint64 messages = 0;
+    qint64 bytes = 0; // envelope bytes
 };
 
 struct RecoveredState
@@ -95,6 +104,15 @@ struct RecoveredState
     QList<QueueRecord> queues;
     QList<BindingRecord> bindings;
     QList<QueueEntry> entries; // per queue in publish order (queues interleaved is fine)
+    // With a recovery window (Storage::setRecoveryWindow), `entries` holds only each queue's
+    // head and this what every queue holds in all; empty when `entries` is everything.
+    QList<QueueBacklog> backlogs;
+};
+
+// The next entries of one queue in its order, read while consumers drain it.
+struct QueuePage
+{
+    QList<QueueEntry> entries;
 };
 
 class Storage final : public QObject, public RouterStore
@@ -133,6 +151,20 @@ public:
                        StatusCallback done);
     void loadPublicKey(const QString &clientId,
                        std::function<void(Result<std::optional<QByteArray>>)> done);
+
+    // Start-up and takeover load at most this many messages of each queue (its head); the rest
+    // stays in the database and is paged in with loadQueuePage(). 0 (the default) loads every
+    // entry. Set before openAndRecover().
+    void setRecoveryWindow(int messagesPerQueue);
+
+    // Up to `limit` entries of `queue` after entry `afterEntryId`, or, with `fromMessageId`,
+    // from that message's entry on, in the queue's order. Not ordered behind waiting publishes:
+    // it reads what is committed, which is all a caller can know of.
+    void loadQueuePage(const QString &queue, qint64 afterEntryId, const QByteArray &fromMessageId,
+                       int limit, std::function<void(Result<QueuePage>)> done) override;
+    // The publisher of `messageId` while it waits in some queue; nullopt when in none.
+    void senderOfQueued(const QByteArray &messageId,
+                        std::function<void(Result<std::optional<QString>>)> done) override;
 
     // False while the database is unreachable; publishes then fail fast with
     // "storage unavailable" instead of queueing without bound.
