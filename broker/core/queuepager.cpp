@@ -140,8 +140,12 @@ void QueuePager::refill(Queue *queue)
             }
             backlog.afterEntryId = entries.constLast().entryId;
             backlog.fromMessageId.clear();
+            // Bytes recovered at start-up are partly an estimate: never below zero, and none
+            // once the last message is in memory.
+            if (backlog.messages <= 0 || backlog.bytes < 0)
+                backlog.bytes = 0;
             if (backlog.messages <= 0)
-                backlog.messages = backlog.bytes = 0;
+                backlog.messages = 0;
             if (onPageArrived)
                 onPageArrived(target);
         });

@@ -10,7 +10,7 @@
 
 namespace cmq::storage {
 
-// Messages and envelope bytes per queue that holds any.
+// Messages per queue that holds any (bytes left 0: see loadQueueHeads in recovery.cpp).
 Result<QList<QueueBacklog>> loadQueueBacklogs(SqlSession &session);
 
 // Up to `limit` entries of `queue` in its order: after entry `afterEntryId`, or, when

@@ -163,10 +163,19 @@ Status loadQueueHeads(SqlSession &session, int window, RecoveredState &state)
     if (!backlogs)
         return failure(backlogs.error());
     state.backlogs = std::move(backlogs.value());
-    for (const QueueBacklog &backlog : std::as_const(state.backlogs)) {
+    for (QueueBacklog &backlog : state.backlogs) {
         Result<QueuePage> head = loadQueuePage(session, backlog.queue, 0, {}, window);
         if (!head)
             return failure(head.error());
+        const QList<QueueEntry> &entries = head.value().entries;
+        // The head's bytes exactly; the rest estimated from the head's average size. Pages
+        // subtract what they actually hold, so the figure is exact again once the queue has
+        // drained past the head it was estimated from (docs/STORAGE.md).
+        qint64 headBytes = 0;
+        for (const QueueEntry &entry : entries)
+            headBytes += entry.envelope.size();
+        const qint64 rest = backlog.messages - entries.size();
+        backlog.bytes = headBytes + (entries.isEmpty() ? 0 : rest * headBytes / entries.size());
         state.entries += std::move(head.value().entries);
     }
     return success();
