@@ -151,6 +151,8 @@ Status Broker::start()
 Status Broker::serve()
 {
     const Leadership::Status &status = m_leadership->status();
+    // Each queue's head only: start-up and takeover do not grow with the backlog.
+    m_storage->setRecoveryWindow(m_config.performance.queueWindowMessages);
     Result<storage::RecoveredState> recovered = m_storage->openAndRecover(status.epoch);
     if (!recovered)
         return failure(recovered.error());

@@ -182,6 +182,9 @@ void readPerformance(TomlReader &r, Config::Performance &p)
     r.readInt("max_queue_bytes", p.maxQueueBytes, 0, std::numeric_limits<qint64>::max());
     r.readInt("message_ttl_ms", p.messageTtlMs, 0, qint64(31536000000));
     r.readInt("memory_budget_mb", p.memoryBudgetMb, 0, std::numeric_limits<int>::max());
+    r.readInt("queue_window_messages", p.queueWindowMessages, 2, 1000000);
+    r.readInt("queue_window_bytes", p.queueWindowBytes, 1, std::numeric_limits<qint64>::max());
+    r.readInt("queue_window_budget_mb", p.queueWindowBudgetMb, 1, std::numeric_limits<int>::max());
     r.readChoice("overflow_policy", p.overflowPolicy, {"drop-head", "reject-publish"});
     r.readInt("heartbeat_timeout", p.heartbeatTimeout, 1, kMaxSeconds);
     r.readInt("cleanup_interval", p.cleanupInterval, 1, kMaxSeconds);

@@ -73,6 +73,10 @@ struct Config
         qint64 messageTtlMs = 0; // message_ttl_ms: a queue's default message TTL; 0 = none
         qint64 maxQueueBytes = qint64(1) << 30; // max_queue_bytes: envelope bytes; 0 = no limit
         int memoryBudgetMb = 0; // memory_budget_mb: broker-wide; 0 = automatic (40% of memory)
+        // A queue's head held in memory; the rest of its backlog stays in the database.
+        int queueWindowMessages = 2000;               // queue_window_messages
+        qint64 queueWindowBytes = qint64(8) << 20;    // queue_window_bytes
+        int queueWindowBudgetMb = 256;                // queue_window_budget_mb: all windows
         QString overflowPolicy = "drop-head"; // drop-head | reject-publish
         int heartbeatTimeout = 60;   // seconds
         int cleanupInterval = 3000;  // seconds

@@ -147,6 +147,10 @@ void DeliveryEngine::append(Queue *queue, ReadyMessage message)
 {
     if (!queue->rejectsWhenFull())
         evictForRoom(queue, 1, message.message->envelope.size());
+    // Like a publish: behind a backlog in the database it joins the backlog (its record is read
+    // back with its page), else the window.
+    if (!m_pager.admitToWindow(queue, message.message->envelope.size()))
+        return m_pager.addToBacklog(queue, *message.message);
     m_live.hold(queue, message.message);
     queue->ready().push_back(std::move(message));
 }

@@ -19,7 +19,8 @@ namespace cmq {
 DeliveryEngine::DeliveryEngine(Topology &topology, LiveMessages &live, storage::RouterStore &store,
                                RouterStats &stats, const Config::Performance &performance,
                                const limits::Clock *clock, QObject *parent)
-    : QObject(parent), m_topology(topology), m_live(live), m_store(store), m_stats(stats),
+    : QObject(parent), m_topology(topology), m_live(live),
+      m_pager(topology, live, store, performance), m_store(store), m_stats(stats),
       m_performance(performance),
       m_ownClock(clock ? nullptr : std::make_unique<limits::SteadyClock>()),
       m_clock(clock ? *clock : *m_ownClock)
@@ -33,6 +34,11 @@ DeliveryEngine::DeliveryEngine(Topology &topology, LiveMessages &live, storage::
     m_expiryTimer.setInterval(1000);
     connect(&m_expiryTimer, &QTimer::timeout, this, [this] { sweepExpired(ExpirySweepBudget); });
     m_expiryTimer.start();
+    m_pager.onPageArrived = [this](Queue *queue) {
+        if (!queue->rejectsWhenFull())
+            evictForRoom(queue, 0, 0); // publishes counted while the window was empty
+        dispatch(queue);
+    };
 }
 
 DeliveryEngine::~DeliveryEngine()
@@ -46,27 +52,36 @@ qint64 DeliveryEngine::nowMs() const
     return m_clock.nowNs() / 1000000;
 }
 
-void DeliveryEngine::restore(const QList<storage::QueueEntry> &entries)
+void DeliveryEngine::restore(const QList<storage::QueueEntry> &entries,
+                             const QList<storage::QueueBacklog> &backlogs)
 {
-    // One Message object per id, shared by every queue it is waiting in.
-    QHash<QByteArray, MessagePtr> messages;
+    struct Head
+    {
+        qint64 lastEntryId = 0;
+        qint64 messages = 0;
+        qint64 bytes = 0;
+    };
+    QHash<Queue *, Head> heads;
     for (const storage::QueueEntry &entry : entries) {
         Queue *queue = m_topology.queue(entry.queue);
         if (!queue)
             continue;
-        MessagePtr &message = messages[entry.messageId];
-        if (!message) {
-            // The envelope was checked when it was published; only its TTL is wanted here.
-            const auto envelope = protocol::inspectEnvelope(entry.envelope);
-            message = std::make_shared<const Message>(
-                Message{entry.messageId, entry.sender, entry.exchange, entry.routingKey,
-                        entry.envelope, entry.sentTime, envelope ? envelope->ttlMs : 0});
-        }
-        // How often an unacknowledged delivery went out before the restart is not stored: at
-        // least once.
-        queue->ready().push_back(
-            ReadyMessage{message, entry.redelivered, entry.redelivered ? 1 : 0, nullptr});
+        // One Message object per id, shared by every queue it is waiting in. How often an
+        // unacknowledged delivery went out before the restart is not stored: at least once.
+        const MessagePtr message = m_pager.messageFor(entry);
+        queue->ready().push_back(ReadyMessage{message, entry.redelivered, entry.redelivered ? 1 : 0,
+                                              deadLetterRecord(entry)});
         m_live.hold(queue, message);
+        Head &head = heads[queue];
+        head.lastEntryId = entry.entryId;
+        ++head.messages;
+        head.bytes += message->envelope.size();
+    }
+    for (const storage::QueueBacklog &backlog : backlogs) {
+        if (Queue *queue = m_topology.queue(backlog.queue)) {
+            const Head head = heads.value(queue);
+            m_pager.restoreBacklog(queue, backlog, head.lastEntryId, head.messages, head.bytes);
+        }
     }
 }
 
@@ -76,8 +91,10 @@ void DeliveryEngine::enqueue(Queue *queue, const MessagePtr &message)
     // and recorded). Unacked deliveries are never evicted: they are in a consumer's hands.
     if (!queue->rejectsWhenFull())
         evictForRoom(queue, 1, message->envelope.size());
-    queue->ready().push_back(ReadyMessage{message, false, 0, nullptr});
     ++queue->publishedTotal;
+    if (!m_pager.admitToWindow(queue, message->envelope.size()))
+        return m_pager.addToBacklog(queue, *message); // committed, counted, not held
+    queue->ready().push_back(ReadyMessage{message, false, 0, nullptr});
     m_live.hold(queue, message);
 }
 
@@ -117,6 +134,7 @@ MessagePtr DeliveryEngine::dropReadyHead(Queue *queue, DeadLetterReason reason)
     queue->addBytes(-head.message->envelope.size());
     MessagePtr message = head.message;
     giveUp(queue, std::move(head), reason);
+    m_pager.refill(queue);
     return message;
 }
 
@@ -173,6 +191,7 @@ void DeliveryEngine::deliver(Queue *queue, Endpoint *endpoint, Consumer *consume
         ++m_stats.redelivered;
     }
     m_store.markDelivered(queue->name(), id);
+    m_pager.refill(queue);
 }
 
 Status DeliveryEngine::consume(Endpoint *endpoint, const QString &queueName, bool withMeta)
@@ -396,6 +415,7 @@ qint64 DeliveryEngine::purgeReady(Queue *queue)
         m_live.release(ready.message->id);
     }
     queue->ready().clear();
+    m_pager.forget(queue);
     return purged;
 }
 
@@ -420,6 +440,8 @@ DeliveryEngine::Forgotten DeliveryEngine::forgetQueue(Queue *queue)
         m_live.release(ready.message->id);
         ++forgotten.messagesDropped;
     }
+    forgotten.messagesDropped += queue->backlog.messages;
+    m_pager.forget(queue);
     for (Consumer *consumer : std::as_const(queue->consumers())) {
         auto stateIt = m_endpoints.find(consumer->endpoint);
         if (stateIt != m_endpoints.end())

@@ -19,6 +19,7 @@
 #include "core/endpoint.h"
 #include "core/message.h"
 #include "core/queue.h"
+#include "core/queuepager.h"
 #include "util/result.h"
 
 namespace cmq {
@@ -31,6 +32,7 @@ namespace storage {
 class RouterStore;
 struct QueueEntry;
 struct DeadLetterEntry;
+struct QueueBacklog;
 } // namespace storage
 // How `ready` goes out as its next delivery (the "Redelivered:" and "Meta:" facts).
 DeliveryFacts nextDeliveryFacts(const ReadyMessage &ready, bool withMeta);
@@ -53,8 +55,10 @@ public:
                    const limits::Clock *clock = nullptr, QObject *parent = nullptr);
     ~DeliveryEngine() override;
 
-    // Start-up: the stored queue entries, in order, as ready messages.
-    void restore(const QList<storage::QueueEntry> &entries);
+    // Start-up: the stored queue entries, in order, as ready messages; with `backlogs`, those
+    // entries are each queue's head and the rest stays in the database (core/queuepager.h).
+    void restore(const QList<storage::QueueEntry> &entries,
+                 const QList<storage::QueueBacklog> &backlogs = {});
 
     // A committed message joins the back of `queue` (drop-head evicting to make room); the
     // caller dispatches once it has enqueued everything of its commit.
@@ -156,6 +160,7 @@ private:
 
     Topology &m_topology;
     LiveMessages &m_live;
+    QueuePager m_pager;
     storage::RouterStore &m_store;
     RouterStats &m_stats;
     Config::Performance m_performance;

@@ -11,6 +11,12 @@ const QString *LiveMessages::senderOf(const QByteArray &id) const
     return it == m_live.cend() ? nullptr : &it->sender;
 }
 
+MessagePtr LiveMessages::shared(const QByteArray &id) const
+{
+    const auto it = m_live.constFind(id);
+    return it == m_live.cend() ? nullptr : it->message.lock();
+}
+
 void LiveMessages::hold(Queue *queue, const MessagePtr &message)
 {
     const qint64 bytes = message->envelope.size();
@@ -19,6 +25,8 @@ void LiveMessages::hold(Queue *queue, const MessagePtr &message)
     if (live.queueRefs++ == 0) {
         live.sender = message->sender;
         live.bytes = bytes;
+        live.message = message;
+        m_heldBytes += bytes;
         m_memory.addMessageBytes(bytes);
     }
 }
@@ -28,6 +36,7 @@ void LiveMessages::release(const QByteArray &id)
     auto it = m_live.find(id);
     if (it != m_live.end() && --it->queueRefs <= 0) {
         m_memory.addMessageBytes(-it->bytes);
+        m_heldBytes -= it->bytes;
         m_live.erase(it);
     }
 }

@@ -28,6 +28,12 @@ public:
     // The publisher's CN, or null when the message is in no queue.
     const QString *senderOf(const QByteArray &id) const;
 
+    // The message object already held for `id` by some queue, to share rather than hold a second
+    // copy of a message paged in for another queue (fanout); null when none holds it.
+    MessagePtr shared(const QByteArray &id) const;
+    // Envelope bytes held, each message once.
+    qint64 heldBytes() const { return m_heldBytes; }
+
     // `queue` holds `message` from now on: counted into the queue's bytes and, the first time
     // any queue holds it, into the memory budget.
     void hold(Queue *queue, const MessagePtr &message);
@@ -40,10 +46,12 @@ private:
         QString sender;
         int queueRefs = 0;
         qint64 bytes = 0; // counted once in the memory budget, however many queues hold it
+        std::weak_ptr<const Message> message;
     };
 
     limits::MemoryBudget &m_memory;
     QHash<QByteArray, LiveMessage> m_live;
+    qint64 m_heldBytes = 0;
 };
 
 } // namespace cmq

@@ -43,7 +43,7 @@ struct Delivery
     Consumer *consumer = nullptr; // null for a fetch
     qint64 deliveredAtMs = 0;     // on the router's monotonic clock
     bool redelivered = false;
-    quint64 seq = 0; // delivery order, to requeue in the original order
+    quint64 seq = 0;       // delivery order, to requeue in the original order
     int deliveryCount = 0; // this one included
     DeadLetterPtr deadLetter;
 };
@@ -78,12 +78,29 @@ public:
         return ttl > 0 ? message.sentTime.toMSecsSinceEpoch() + ttl : 0;
     }
 
-    qsizetype readyCount() const { return qsizetype(m_ready.size()); }
+    // The ready messages that stay in the database (docs/ARCHITECTURE.md, "Queue backlog"):
+    // counted, not held. They always come after the ready messages held in memory, and are
+    // paged in, in order, as those run low (core/queuepager.cpp).
+    struct Backlog
+    {
+        qint64 messages = 0;
+        qint64 bytes = 0;
+        qint64 afterEntryId = 0;  // the next page starts after this entry...
+        QByteArray fromMessageId; // ...or at this message's entry (the first not kept in memory)
+        quint64 readTicket = 0;   // the page read in flight; 0 = none
+    };
+    Backlog backlog;
+
+    // Ready messages held in memory: the head of the queue.
+    qsizetype windowCount() const { return qsizetype(m_ready.size()); }
+    qsizetype readyCount() const { return windowCount() + qsizetype(backlog.messages); }
     qsizetype unackedCount() const { return m_unacked.size(); }
     qsizetype depth() const { return readyCount() + unackedCount(); }
     // Envelope bytes of the ready and unacknowledged messages; the router keeps it as messages
     // come and go (held, not summed when asked: the byte limit is checked on every publish).
-    qint64 bytes() const { return m_bytes; }
+    qint64 bytes() const { return m_bytes + backlog.bytes; }
+    // Of those, the bytes held in memory.
+    qint64 heldBytes() const { return m_bytes; }
     void addBytes(qint64 delta) { m_bytes += delta; }
 
     // Publishes accepted but not yet committed, so reject-publish counts them too.

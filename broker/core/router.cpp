@@ -20,11 +20,33 @@ Router::~Router() = default;
 void Router::restore(const storage::RecoveredState &state)
 {
     m_topology.restore(state);
-    m_delivery.restore(state.entries);
+    m_delivery.restore(state.entries, state.backlogs);
     m_delivery.restoreDeadLetters(state.deadLetters);
-    qCInfo(lcRouter, "restored %lld exchanges, %lld queues, %lld bindings, %lld queued messages",
+    qint64 queued = 0;
+    for (const Queue *queue : m_topology.queues())
+        queued += queue->depth();
+    qCInfo(lcRouter,
+           "restored %lld exchanges, %lld queues, %lld bindings, %lld queued messages (%lld in "
+           "memory)",
            qlonglong(state.exchanges.size()), qlonglong(state.queues.size()),
-           qlonglong(state.bindings.size()), qlonglong(state.entries.size()));
+           qlonglong(state.bindings.size()), qlonglong(queued), qlonglong(state.entries.size()));
+}
+
+void Router::resend(const QString &requester, bool isAdmin, const QByteArray &messageId,
+                    std::function<void(ResendOutcome)> done)
+{
+    const ResendOutcome held = m_delivery.resend(requester, isAdmin, messageId);
+    if (held != ResendOutcome::NotFound)
+        return done(held);
+    // Not in memory: it may still wait in the database, behind a queue's window. Its ready
+    // copies are on their way already; only the sender check is left to make.
+    m_storage.senderOfQueued(messageId, [requester, isAdmin, done = std::move(done)](
+                                            Result<std::optional<QString>> sender) {
+        if (!sender || !sender.value())
+            return done(ResendOutcome::NotFound);
+        done(isAdmin || *sender.value() == requester ? ResendOutcome::Requested
+                                                     : ResendOutcome::Unauthorized);
+    });
 }
 
 void Router::setQueuePolicy(const QString &queue, qint64 maxLength, const QString &overflow,

@@ -113,6 +113,9 @@ public:
     {
         return m_delivery.resend(requester, isAdmin, messageId);
     }
+    // As above, and for a message in no queue's window, asks storage whether a queue holds it.
+    void resend(const QString &requester, bool isAdmin, const QByteArray &messageId,
+                std::function<void(ResendOutcome)> done);
 
     bool isConsuming(Endpoint *endpoint) const { return m_delivery.isConsuming(endpoint); }
     // What a connection consumes, for the admin views.

@@ -191,11 +191,13 @@ const QList<Migration> &migrations()
              {"CREATE TRIGGER ciphermq_fence BEFORE INSERT OR UPDATE OR DELETE ON dead_letters "
               "FOR EACH STATEMENT EXECUTE FUNCTION ciphermq_check_epoch()",
               Runs::OnPostgresOnly},
+         }},
         {10,
          "queue entries by queue in publish order",
-         // The admin listing of a queue's messages pages by entry id within one queue
-         // (storage/messagelisting.cpp): without this index a page of a long queue sorts all of
-         // its entries.
+         // Pages of one queue in its order: a queue's backlog read back while consumers drain it
+         // (storage/backlogstore.cpp) and the admin listing of its messages
+         // (storage/messagelisting.cpp). "WHERE queue = ? AND id > ? ORDER BY id LIMIT n" is a
+         // short range scan of this index, however long the queue and however many others.
          {
              {"CREATE INDEX queue_entries_queue_id ON queue_entries (queue, id)"},
          }},

@@ -1,5 +1,6 @@
 #pragma once
-// Start-up load of the durable state: topology and every queue entry with its envelope.
+// Start-up load of the durable state: topology and the queue entries with their envelopes,
+// all of them or, with a window, each queue's head and the size of the rest.
 
 #include "sqlsession.h"
 #include "storage.h"
@@ -9,6 +10,7 @@ namespace cmq::storage {
 
 // Entries come in entry-id order, which is publish order within each queue. Forward-only
 // queries stream rows (libpq single-row mode) instead of buffering the whole result.
-Result<RecoveredState> loadState(SqlSession &session);
+// `windowPerQueue` > 0: at most that many entries of each queue, plus RecoveredState::backlogs.
+Result<RecoveredState> loadState(SqlSession &session, int windowPerQueue = 0);
 
 } // namespace cmq::storage

@@ -4,6 +4,7 @@
 // router's unit tests implement it in memory. Callbacks run on the caller's thread, later.
 
 #include <functional>
+#include <optional>
 
 #include <QByteArray>
 #include <QDateTime>
@@ -20,6 +21,7 @@ struct QueueRecord;
 struct BindingRecord;
 struct MessageRecord;
 struct PublishResult;
+struct QueuePage;
 
 // A message's entry leaves one queue for others, in one transaction with its dead-letter
 // record: dead-lettering (a `reason`) and requeueing a dead letter back (no reason). The
@@ -59,6 +61,14 @@ public:
     virtual void markDelivered(const QString &queue, const QByteArray &messageId) = 0;
     virtual void markAcknowledged(const QString &queue, const QByteArray &messageId) = 0;
     virtual void markEvicted(const QString &queue, const QByteArray &messageId) = 0;
+
+    // Paging a queue's backlog (docs/STORAGE.md, "Queue backlog"). A store that keeps no
+    // backlog outside memory (the unit tests' fakes) never gets asked.
+    virtual void loadQueuePage(const QString &queue, qint64 afterEntryId,
+                               const QByteArray &fromMessageId, int limit,
+                               std::function<void(Result<QueuePage>)> done);
+    virtual void senderOfQueued(const QByteArray &messageId,
+                                std::function<void(Result<std::optional<QString>>)> done);
 };
 
 } // namespace cmq::storage

@@ -511,6 +511,41 @@ void Storage::loadPublicKey(const QString &clientId,
         Qt::QueuedConnection);
 }
 
+void Storage::setRecoveryWindow(int messagesPerQueue)
+{
+    QMetaObject::invokeMethod(
+        m_worker,
+        [worker = m_worker, messagesPerQueue] { worker->setRecoveryWindow(messagesPerQueue); },
+        Qt::QueuedConnection);
+}
+
+void Storage::loadQueuePage(const QString &queue, qint64 afterEntryId,
+                            const QByteArray &fromMessageId, int limit,
+                            std::function<void(Result<QueuePage>)> done)
+{
+    auto reply = onOwnThread<Result<QueuePage>>(std::move(done));
+    if (!m_opened)
+        return reply(Result<QueuePage>::failure(notOpenError()));
+    QMetaObject::invokeMethod(
+        m_worker,
+        [worker = m_worker, queue, afterEntryId, fromMessageId, limit, reply] {
+            worker->loadQueuePage(queue, afterEntryId, fromMessageId, limit, reply);
+        },
+        Qt::QueuedConnection);
+}
+
+void Storage::senderOfQueued(const QByteArray &messageId,
+                             std::function<void(Result<std::optional<QString>>)> done)
+{
+    auto reply = onOwnThread<Result<std::optional<QString>>>(std::move(done));
+    if (!m_opened)
+        return reply(Result<std::optional<QString>>::failure(notOpenError()));
+    QMetaObject::invokeMethod(
+        m_worker,
+        [worker = m_worker, messageId, reply] { worker->senderOfQueued(messageId, reply); },
+        Qt::QueuedConnection);
+}
+
 void Storage::setRetentionDays(int days)
 {
     QMetaObject::invokeMethod(

@@ -41,13 +41,13 @@ struct ExchangeRecord
 struct QueueRecord
 {
     QString name;
-    QString owner;                  // CN that declared it first
-    qint64 maxLength = 0;           // messages; 0 = the config default at the time of use
-    QString overflow = "drop-head"; // drop-head | reject-publish
-    qint64 messageTtlMs = 0;        // 0 = messages do not expire (unless by their own TTL)
-    QString deadLetterExchange;     // empty: no dead-lettering
-    QString deadLetterRoutingKey;   // empty: the message's own routing key
-    qint64 deliveryLimit = 0;       // 0 = unlimited
+    QString owner;                   // CN that declared it first
+    qint64 maxLength = 0;            // messages; 0 = the config default at the time of use
+    QString overflow = "drop-head";  // drop-head | reject-publish
+    qint64 messageTtlMs = 0;         // 0 = messages do not expire (unless by their own TTL)
+    QString deadLetterExchange;      // empty: no dead-lettering
+    QString deadLetterRoutingKey;    // empty: the message's own routing key
+    qint64 deliveryLimit = 0;        // 0 = unlimited
     bool deadLetterOverflow = false; // drop-head evictions are dead-lettered too
 };
 
@@ -93,6 +93,21 @@ struct QueueEntry
     QByteArray envelope;
     QDateTime sentTime;
     bool redelivered = false; // it had been delivered before the restart but never acknowledged
+    qint64 entryId = 0;       // queue_entries.id: the queue's order, where the next page starts
+    // Set (by a page read) when the entry is a dead letter: its record's reason (empty: not
+    // one), original queue, time and delivery count (table dead_letters).
+    QString deadLetterReason;
+    QString deadLetterOriginalQueue;
+    QDateTime deadLetteredAt;
+    qint64 deadLetterDeliveryCount = 0;
+};
+
+// Everything one queue holds in the database (ready and awaiting an ack), as numbers.
+struct QueueBacklog
+{
+    QString queue;
+    qint64 messages = 0;
+    qint64 bytes = 0; // envelope bytes
 };
 
 // Why and where from a message waiting in a dead-letter queue came (core/deadletter.h).
@@ -111,8 +126,17 @@ struct RecoveredState
     QList<ExchangeRecord> exchanges;
     QList<QueueRecord> queues;
     QList<BindingRecord> bindings;
-    QList<QueueEntry> entries; // per queue in publish order (queues interleaved is fine)
+    QList<QueueEntry> entries;          // per queue in publish order (queues interleaved is fine)
     QList<DeadLetterEntry> deadLetters; // records of entries that are dead letters
+    // With a recovery window (Storage::setRecoveryWindow), `entries` holds only each queue's
+    // head and this what every queue holds in all; empty when `entries` is everything.
+    QList<QueueBacklog> backlogs;
+};
+
+// The next entries of one queue in its order, read while consumers drain it.
+struct QueuePage
+{
+    QList<QueueEntry> entries;
 };
 
 class Storage final : public QObject, public RouterStore
@@ -152,6 +176,20 @@ public:
                        StatusCallback done);
     void loadPublicKey(const QString &clientId,
                        std::function<void(Result<std::optional<QByteArray>>)> done);
+
+    // Start-up and takeover load at most this many messages of each queue (its head); the rest
+    // stays in the database and is paged in with loadQueuePage(). 0 (the default) loads every
+    // entry. Set before openAndRecover().
+    void setRecoveryWindow(int messagesPerQueue);
+
+    // Up to `limit` entries of `queue` after entry `afterEntryId`, or, with `fromMessageId`,
+    // from that message's entry on, in the queue's order. Not ordered behind waiting publishes:
+    // it reads what is committed, which is all a caller can know of.
+    void loadQueuePage(const QString &queue, qint64 afterEntryId, const QByteArray &fromMessageId,
+                       int limit, std::function<void(Result<QueuePage>)> done) override;
+    // The publisher of `messageId` while it waits in some queue; nullopt when in none.
+    void senderOfQueued(const QByteArray &messageId,
+                        std::function<void(Result<std::optional<QString>>)> done) override;
 
     // False while the database is unreachable; publishes then fail fast with
     // "storage unavailable" instead of queueing without bound.

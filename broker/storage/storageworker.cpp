@@ -6,6 +6,7 @@
 #include <QThread>
 #include <QTimer>
 
+#include "backlogstore.h"
 #include "connection.h"
 #include "deadletterstore.h"
 #include "keystore.h"
@@ -87,7 +88,7 @@ Result<RecoveredState> StorageWorker::openAndRecover(qint64 fencingEpoch)
         closeConnection();
         return R::failure(st.error());
     }
-    Result<RecoveredState> state = loadState(m_session);
+    Result<RecoveredState> state = loadState(m_session, m_recoveryWindow);
     if (!state) {
         closeConnection();
         return state;
@@ -336,6 +337,21 @@ void StorageWorker::run(const std::function<Status(SqlSession &)> &job, Reply<St
     const Status st = runJob(job);
     if (reply)
         reply(st);
+}
+
+void StorageWorker::loadQueuePage(const QString &queue, qint64 afterEntryId,
+                                  const QByteArray &fromMessageId, int limit,
+                                  Reply<Result<QueuePage>> reply)
+{
+    reply(runJob([&](SqlSession &s) {
+        return cmq::storage::loadQueuePage(s, queue, afterEntryId, fromMessageId, limit);
+    }));
+}
+
+void StorageWorker::senderOfQueued(const QByteArray &messageId,
+                                   Reply<Result<std::optional<QString>>> reply)
+{
+    reply(runJob([&](SqlSession &s) { return cmq::storage::senderOfQueued(s, messageId); }));
 }
 
 void StorageWorker::savePublicKey(const QString &clientId, const QByteArray &publicKey,

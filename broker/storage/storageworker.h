@@ -52,6 +52,10 @@ public:
     void loadPublicKey(const QString &clientId, Reply<Result<std::optional<QByteArray>>> reply);
     void applyUpdates(const QList<DeliveryUpdate> &updates);
     void purgeExpired(Reply<Result<qint64>> reply); // reply may be empty
+    void setRecoveryWindow(int messagesPerQueue) { m_recoveryWindow = messagesPerQueue; }
+    void loadQueuePage(const QString &queue, qint64 afterEntryId, const QByteArray &fromMessageId,
+                       int limit, Reply<Result<QueuePage>> reply);
+    void senderOfQueued(const QByteArray &messageId, Reply<Result<std::optional<QString>>> reply);
     void shutdown();
 
 private:
@@ -97,6 +101,7 @@ private:
     bool m_shuttingDown = false;
     bool m_flushScheduled = false;
     int m_retentionDays = 7;
+    int m_recoveryWindow = 0;
     qint64 m_fencingEpoch = 0;
     int m_backoffMs = 0;
     BackendIdentity m_backend;

@@ -1,0 +1,112 @@
+#include "backlogstore.h"
+
+#include <QSqlQuery>
+
+#include "routerstore.h"
+
+namespace cmq::storage {
+
+void RouterStore::loadQueuePage(const QString &, qint64, const QByteArray &, int,
+                                std::function<void(Result<QueuePage>)> done)
+{
+    done(QueuePage{});
+}
+
+void RouterStore::senderOfQueued(const QByteArray &,
+                                 std::function<void(Result<std::optional<QString>>)> done)
+{
+    done(std::optional<QString>{});
+}
+
+Result<QList<QueueBacklog>> loadQueueBacklogs(SqlSession &session)
+{
+    using R = Result<QList<QueueBacklog>>;
+    QSqlQuery query = session.newQuery();
+    Status st =
+        session.run(query, QStringLiteral("SELECT e.queue, COUNT(*), SUM(LENGTH(b.envelope)) "
+                                          "FROM queue_entries e JOIN message_bodies b "
+                                          "ON b.message_id = e.message_id GROUP BY e.queue"));
+    if (!st)
+        return R::failure(st.error());
+    QList<QueueBacklog> backlogs;
+    while (query.next())
+        backlogs.append(
+            {query.value(0).toString(), query.value(1).toLongLong(), query.value(2).toLongLong()});
+    if (st = session.finish(query); !st)
+        return R::failure(st.error());
+    return backlogs;
+}
+
+Result<QueuePage> loadQueuePage(SqlSession &session, const QString &queue, qint64 afterEntryId,
+                                const QByteArray &fromMessageId, int limit)
+{
+    using R = Result<QueuePage>;
+    const QString queueLiteral = session.text(queue);
+    // A missing anchor matches nothing (NULL), never the entries already in memory.
+    const QString start =
+        fromMessageId.isEmpty()
+            ? QStringLiteral("e.id > ") + SqlSession::integer(afterEntryId)
+            : QStringLiteral("e.id >= (SELECT a.id FROM queue_entries a WHERE a.queue = ") +
+                  queueLiteral + QStringLiteral(" AND a.message_id = ") +
+                  session.text(QString::fromUtf8(fromMessageId)) + u')';
+    // The (queue, id) index (migration 10) makes this a short range scan however long the queue.
+    const QString sql =
+        QStringLiteral("SELECT e.id, e.message_id, m.client_id, m.exchange, m.routing_key, "
+                       "b.envelope, m.sent_time, e.delivered, d.reason, d.original_queue, "
+                       "d.dead_lettered_at, d.delivery_count FROM queue_entries e "
+                       "JOIN message_metadata m ON m.message_id = e.message_id "
+                       "JOIN message_bodies b ON b.message_id = e.message_id "
+                       "LEFT JOIN dead_letters d ON d.queue = e.queue AND "
+                       "d.message_id = e.message_id WHERE e.queue = ") +
+        queueLiteral + QStringLiteral(" AND ") + start + QStringLiteral(" ORDER BY e.id LIMIT ") +
+        SqlSession::integer(qMax(1, limit));
+    QSqlQuery query = session.newQuery();
+    Status st = session.run(query, sql);
+    if (!st)
+        return R::failure(st.error());
+    QueuePage page;
+    page.entries.reserve(limit);
+    while (query.next()) {
+        QueueEntry entry;
+        entry.entryId = query.value(0).toLongLong();
+        entry.queue = queue;
+        entry.messageId = query.value(1).toString().toUtf8();
+        entry.sender = query.value(2).toString();
+        entry.exchange = query.value(3).toString();
+        entry.routingKey = query.value(4).toString();
+        entry.envelope = query.value(5).toByteArray();
+        entry.sentTime = session.toTime(query.value(6));
+        entry.redelivered = query.value(7).toBool();
+        if (!query.value(8).isNull()) {
+            entry.deadLetterReason = query.value(8).toString();
+            entry.deadLetterOriginalQueue = query.value(9).toString();
+            entry.deadLetteredAt = session.toTime(query.value(10));
+            entry.deadLetterDeliveryCount = query.value(11).toLongLong();
+        }
+        page.entries.append(std::move(entry));
+    }
+    if (st = session.finish(query); !st)
+        return R::failure(st.error());
+    return page;
+}
+
+Result<std::optional<QString>> senderOfQueued(SqlSession &session, const QByteArray &messageId)
+{
+    using R = Result<std::optional<QString>>;
+    QSqlQuery query = session.newQuery();
+    Status st = session.run(
+        query, QStringLiteral("SELECT m.client_id FROM message_metadata m WHERE m.message_id = ") +
+                   session.text(QString::fromUtf8(messageId)) +
+                   QStringLiteral(" AND EXISTS (SELECT 1 FROM queue_entries e "
+                                  "WHERE e.message_id = m.message_id)"));
+    if (!st)
+        return R::failure(st.error());
+    std::optional<QString> sender;
+    if (query.next())
+        sender = query.value(0).toString();
+    if (st = session.finish(query); !st)
+        return R::failure(st.error());
+    return sender;
+}
+
+} // namespace cmq::storage
