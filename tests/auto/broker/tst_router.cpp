@@ -253,15 +253,22 @@ void tst_Router::inflightDuplicateFollowsFirstCommit_data()
     QTest::addColumn<QByteArray>("secondLine");
     QTest::addColumn<quint64>("duplicates");
     QTest::addColumn<quint64>("rejected");
-    QTest::newRow("stored: both ACK")
-        << storage::PublishOutcome::Stored << Kind::Stored << Kind::Stored << QByteArray("ACK m1\n")
-        << quint64(1) << quint64(0);
-    QTest::newRow("duplicate: both duplicate")
-        << storage::PublishOutcome::Duplicate << Kind::Duplicate << Kind::Duplicate
-        << QByteArray("Error: Duplicate message m1 ignored\n") << quint64(2) << quint64(0);
-    QTest::newRow("failed: both failed, never Duplicate")
-        << storage::PublishOutcome::Failed << Kind::StorageFailed << Kind::StorageFailed
-        << QByteArray("Error: storage unavailable\n") << quint64(0) << quint64(2);
+    QTest::addColumn<bool>("early");
+    // With deliver_before_commit the message is in its queue (live) while the commit runs:
+    // the resend must still wait for the commit, not be called "Duplicate".
+    for (const bool early : {false, true}) {
+        const char *mode = early ? " (deliver before commit)" : "";
+        QTest::addRow("stored: both ACK%s", mode)
+            << storage::PublishOutcome::Stored << Kind::Stored << Kind::Stored
+            << QByteArray("ACK m1\n") << quint64(1) << quint64(0) << early;
+        QTest::addRow("duplicate: both duplicate%s", mode)
+            << storage::PublishOutcome::Duplicate << Kind::Duplicate << Kind::Duplicate
+            << QByteArray("Error: Duplicate message m1 ignored\n") << quint64(2) << quint64(0)
+            << early;
+        QTest::addRow("failed: both failed, never Duplicate%s", mode)
+            << storage::PublishOutcome::Failed << Kind::StorageFailed << Kind::StorageFailed
+            << QByteArray("Error: storage unavailable\n") << quint64(0) << quint64(2) << early;
+    }
 }
 
 void tst_Router::inflightDuplicateFollowsFirstCommit()
@@ -272,8 +279,11 @@ void tst_Router::inflightDuplicateFollowsFirstCommit()
     QFETCH(QByteArray, secondLine);
     QFETCH(quint64, duplicates);
     QFETCH(quint64, rejected);
+    QFETCH(bool, early);
 
-    Harness h;
+    Config::Performance settings;
+    settings.deliverBeforeCommit = early;
+    Harness h(settings);
     h.declareBoundQueue();
     PublishOutcomes a, b;
     h.publish("m1", "{}", &a);
