@@ -237,4 +237,4 @@ void tst_DeliverBeforeCommit::failedCommitIsNoDuplicate()
 }
 
 QTEST_GUILESS_MAIN(tst_DeliverBeforeCommit)
-#include "tst_45_deliver_before_commit.moc"
+#include "tst_54_deliver_before_commit.moc"
