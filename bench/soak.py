@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Load clients and the history checker of the fault-injection soak (bench/soak.sh).
 
-    soak.py setup     --broker H:P --certs DIR --queue Q
+    soak.py setup     --broker H:P[,H:P...] --certs DIR --queue Q
     soak.py publisher --broker H:P --certs DIR --queue Q --name NAME --history FILE
                       [--window W] [--rate MSG_PER_S] [--count N]
     soak.py consumer  --broker H:P --certs DIR --queue Q --history FILE
@@ -56,8 +56,16 @@ def tls_context(certs, cn):
     return ctx
 
 
+_next_broker = 0
+
+
 async def connect(args, cn):
-    host, port = args.broker.rsplit(":", 1)
+    # --broker may list nodes ("h:p,h:p"): each attempt takes the next, as the client library
+    # does after a standby's redirect line, a refused connection or the shutdown notice.
+    global _next_broker
+    brokers = args.broker.split(",")
+    host, port = brokers[_next_broker % len(brokers)].rsplit(":", 1)
+    _next_broker += 1
     return await asyncio.open_connection(
         host, int(port), ssl=tls_context(args.certs, cn), server_hostname="localhost",
         limit=1 << 22)
