@@ -282,6 +282,7 @@ void tst_DeadLetter::killDuringMoves()
              Messages);
     const qint64 moved = db.number("SELECT COUNT(*) FROM queue_entries WHERE queue = "
                                    "'both-svc_dlq'");
+    qInfo("%lld of %d messages were dead-lettered before the kill", moved, Messages);
     QCOMPARE(db.number("SELECT COUNT(*) FROM dead_letters d JOIN queue_entries e ON "
                        "e.queue = d.queue AND e.message_id = d.message_id "
                        "WHERE d.reason = 'rejected'"),
