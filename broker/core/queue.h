@@ -31,8 +31,8 @@ struct ReadyMessage
 {
     MessagePtr message;
     bool redelivered = false;
-    int deliveryCount = 0;    // deliveries from this queue so far, none acknowledged
-    DeadLetterPtr deadLetter; // set when it came to this queue as a dead letter
+    int deliveryCount = 0;      // deliveries from this queue so far, none acknowledged
+    DeadLetterPtr deadLetter{}; // set when it came to this queue as a dead letter
 };
 
 struct Delivery
@@ -42,9 +42,9 @@ struct Delivery
     Consumer *consumer = nullptr; // null for a fetch
     qint64 deliveredAtMs = 0;     // on the router's monotonic clock
     bool redelivered = false;
-    quint64 seq = 0; // delivery order, to requeue in the original order
+    quint64 seq = 0;       // delivery order, to requeue in the original order
     int deliveryCount = 0; // this one included
-    DeadLetterPtr deadLetter;
+    DeadLetterPtr deadLetter{};
 };
 
 class Queue

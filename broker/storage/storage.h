@@ -43,9 +43,10 @@ struct QueueRecord
     qint64 maxLength = 0;           // messages; 0 = the config default at the time of use
     QString overflow = "drop-head"; // drop-head | reject-publish
     qint64 messageTtlMs = 0;        // 0 = messages do not expire (unless by their own TTL)
-    QString deadLetterExchange;     // empty: no dead-lettering
-    QString deadLetterRoutingKey;   // empty: the message's own routing key
-    qint64 deliveryLimit = 0;       // 0 = unlimited
+    // Default-initialised, so the brace forms written before these fields still compile.
+    QString deadLetterExchange{};    // empty: no dead-lettering
+    QString deadLetterRoutingKey{};  // empty: the message's own routing key
+    qint64 deliveryLimit = 0;        // 0 = unlimited
     bool deadLetterOverflow = false; // drop-head evictions are dead-lettered too
 };
 
@@ -109,7 +110,7 @@ struct RecoveredState
     QList<ExchangeRecord> exchanges;
     QList<QueueRecord> queues;
     QList<BindingRecord> bindings;
-    QList<QueueEntry> entries; // per queue in publish order (queues interleaved is fine)
+    QList<QueueEntry> entries;          // per queue in publish order (queues interleaved is fine)
     QList<DeadLetterEntry> deadLetters; // records of entries that are dead letters
 };
 

@@ -215,6 +215,15 @@ void tst_DeadLetter::eachReasonAndRequeue()
         }
         QVERIFY(seen);
     }
+    {
+        const auto scraper = admin();
+        scraper->send("metrics");
+        for (const char *reason : {"rejected", "expired", "overflow", "delivery_limit"}) {
+            const QByteArray sample =
+                "ciphermq_dead_lettered_total{reason=\"" + QByteArray(reason) + "\"}";
+            QCOMPARE(scraper->readLineStartingWith(sample), sample + " 1");
+        }
+    }
 
     // kill -9: the dead letters and their records are durable.
     broker->kill();
