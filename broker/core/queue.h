@@ -32,8 +32,8 @@ struct ReadyMessage
 {
     MessagePtr message;
     bool redelivered = false;
-    int deliveryCount = 0;    // deliveries from this queue so far, none acknowledged
-    DeadLetterPtr deadLetter; // set when it came to this queue as a dead letter
+    int deliveryCount = 0;      // deliveries from this queue so far, none acknowledged
+    DeadLetterPtr deadLetter{}; // set when it came to this queue as a dead letter
 };
 
 struct Delivery
@@ -45,7 +45,7 @@ struct Delivery
     bool redelivered = false;
     quint64 seq = 0;       // delivery order, to requeue in the original order
     int deliveryCount = 0; // this one included
-    DeadLetterPtr deadLetter;
+    DeadLetterPtr deadLetter{};
 };
 
 class Queue

@@ -41,12 +41,13 @@ struct ExchangeRecord
 struct QueueRecord
 {
     QString name;
-    QString owner;                   // CN that declared it first
-    qint64 maxLength = 0;            // messages; 0 = the config default at the time of use
-    QString overflow = "drop-head";  // drop-head | reject-publish
-    qint64 messageTtlMs = 0;         // 0 = messages do not expire (unless by their own TTL)
-    QString deadLetterExchange;      // empty: no dead-lettering
-    QString deadLetterRoutingKey;    // empty: the message's own routing key
+    QString owner;                  // CN that declared it first
+    qint64 maxLength = 0;           // messages; 0 = the config default at the time of use
+    QString overflow = "drop-head"; // drop-head | reject-publish
+    qint64 messageTtlMs = 0;        // 0 = messages do not expire (unless by their own TTL)
+    // Default-initialised, so the brace forms written before these fields still compile.
+    QString deadLetterExchange{};    // empty: no dead-lettering
+    QString deadLetterRoutingKey{};  // empty: the message's own routing key
     qint64 deliveryLimit = 0;        // 0 = unlimited
     bool deadLetterOverflow = false; // drop-head evictions are dead-lettered too
 };

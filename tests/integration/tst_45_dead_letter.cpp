@@ -215,6 +215,15 @@ void tst_DeadLetter::eachReasonAndRequeue()
         }
         QVERIFY(seen);
     }
+    {
+        const auto scraper = admin();
+        scraper->send("metrics");
+        for (const char *reason : {"rejected", "expired", "overflow", "delivery_limit"}) {
+            const QByteArray sample =
+                "ciphermq_dead_lettered_total{reason=\"" + QByteArray(reason) + "\"}";
+            QCOMPARE(scraper->readLineStartingWith(sample), sample + " 1");
+        }
+    }
 
     // kill -9: the dead letters and their records are durable.
     broker->kill();
@@ -282,6 +291,7 @@ void tst_DeadLetter::killDuringMoves()
              Messages);
     const qint64 moved = db.number("SELECT COUNT(*) FROM queue_entries WHERE queue = "
                                    "'both-svc_dlq'");
+    qInfo("%lld of %d messages were dead-lettered before the kill", moved, Messages);
     QCOMPARE(db.number("SELECT COUNT(*) FROM dead_letters d JOIN queue_entries e ON "
                        "e.queue = d.queue AND e.message_id = d.message_id "
                        "WHERE d.reason = 'rejected'"),
