@@ -20,6 +20,11 @@ pg_port=5432 # unused with SQLite, but must be a valid port
 write_config sqlite info "[performance]
 max_queue_size = 1000000
 memory_budget_mb = $budget
+# Hold the whole flood in the queue's window, as before windows existed: this measures the alarm,
+# not paging (with the default window the flood stays in the database and no alarm goes on).
+queue_window_messages = 1000000
+queue_window_bytes = 1099511627776
+queue_window_budget_mb = 1048576
 [server]
 max_line_bytes = $((size * 2 + 4096))"
 # [server] appears twice now: fold the extra key into the first one.

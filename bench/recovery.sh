@@ -72,11 +72,17 @@ max_queue_size = $((count * 2))"
     start_broker # creates the schema
     stop_broker
     "fill_$driver"
-    start_broker
-    seconds=$(cat "$work/seconds")
-    rss=$(awk '/VmRSS/ {printf "%.0f MB", $2 / 1024}' "/proc/$broker_pid/status")
-    grep -o "restored [^\"]*" "$work/broker.log" | tail -1 || true
-    printf 'start-up to ready: %.1f s, broker RSS after recovery: %s\n' "$seconds" "$rss"
-    [ -z "${CMQ_RECOVERY_LOG:-}" ] || cp "$work/broker.log" "$CMQ_RECOVERY_LOG.$driver"
-    stop_broker
+    # The first start follows the fill (the database may still be writing it out); later ones
+    # (CMQ_RECOVERY_STARTS, default 1) show a settled database.
+    for run in $(seq "${CMQ_RECOVERY_STARTS:-1}"); do
+        start_broker
+        seconds=$(cat "$work/seconds")
+        rss=$(awk '/VmRSS/ {printf "%.0f MB", $2 / 1024}' "/proc/$broker_pid/status")
+        grep -o "restored [^\"]*" "$work/broker.log" | tail -1 || true
+        grep -o "recovered [^\"]* in [0-9]* ms" "$work/broker.log" | tail -1 || true
+        printf 'start %d: start-up to ready: %.1f s, broker RSS after recovery: %s\n' "$run" \
+            "$seconds" "$rss"
+        [ -z "${CMQ_RECOVERY_LOG:-}" ] || cp "$work/broker.log" "$CMQ_RECOVERY_LOG.$driver.$run"
+        stop_broker
+    done
 done

@@ -160,7 +160,10 @@ Status loadEntriesLibpq(SqlSession &session, const pq::Api &api, pq::Connection 
 // not the backlog (docs/STORAGE.md, "Queue backlog").
 Status loadQueueHeads(SqlSession &session, int window, RecoveredState &state)
 {
+    QElapsedTimer timer;
+    timer.start();
     Result<QList<QueueBacklog>> backlogs = loadQueueBacklogs(session);
+    const qint64 countMs = timer.elapsed();
     if (!backlogs)
         return failure(backlogs.error());
     state.backlogs = std::move(backlogs.value());
@@ -179,6 +182,8 @@ Status loadQueueHeads(SqlSession &session, int window, RecoveredState &state)
         backlog.bytes = headBytes + (entries.isEmpty() ? 0 : rest * headBytes / entries.size());
         state.entries += std::move(head.value().entries);
     }
+    qCInfo(lcStorage, "queue backlogs counted in %lld ms, heads read in %lld ms", countMs,
+           timer.elapsed() - countMs);
     return success();
 }
 
