@@ -12,12 +12,14 @@
 #include "models/connectionprofiles.h"
 #include "models/snapshotexport.h"
 #include "ui/mainwindow.h"
+#include "ui/queuedetaildialog.h"
 
 using namespace cmq::admingui;
 
 namespace {
 
-int exportHeadless(const ConnectionOptions &options, const QString &path, const QString &format)
+int exportHeadless(const ConnectionOptions &options, const QString &path, const QString &format,
+                   const QString &queue)
 {
     const auto parsed = parseExportFormat(format.isEmpty() ? QStringLiteral("json") : format);
     const auto tls = options.sslConfiguration();
@@ -34,7 +36,7 @@ int exportHeadless(const ConnectionOptions &options, const QString &path, const 
                      qPrintable(AdminSession::describeError(connected.error(), options)));
         return 1;
     }
-    if (const auto status = exportSnapshot(client, path, parsed.value()); !status) {
+    if (const auto status = exportSnapshot(client, path, parsed.value(), 15000, queue); !status) {
         std::fprintf(stderr, "ciphermq-admin: %s\n",
                      qPrintable(AdminSession::describeError(status.error(), options)));
         return 1;
@@ -68,7 +70,15 @@ int main(int argc, char *argv[])
         {"format", "Export format: prom, json or csv (default json).", "format"},
         {"tab", "Start on this tab: overview, queues, exchanges, connections, ratelimits or audit.",
          "tab"},
-        {"queue", "Open the detail window of this queue.", "queue"},
+        {"queue",
+         "Open the detail window of this queue (with --export: add the first 1000 of "
+         "its messages' metadata to the JSON).",
+         "queue"},
+        {"queue-tab", "The tab of --queue's window to show: bindings or messages.", "tab"},
+        {"select",
+         "Select these rows (queue names or connection ids, comma-separated) of the "
+         "start tab's table once they are listed.",
+         "keys"},
         {"interval", "Watch interval in milliseconds (default 1000).", "ms"},
         {"profile", "Open the saved profile <name>: one window per broker it lists.", "name"},
     });
@@ -76,7 +86,8 @@ int main(int argc, char *argv[])
     const ConnectionOptions options = ConnectionOptions::fromParser(parser);
 
     if (parser.isSet("export"))
-        return exportHeadless(options, parser.value("export"), parser.value("format"));
+        return exportHeadless(options, parser.value("export"), parser.value("format"),
+                              parser.value("queue"));
 
     MainWindow window;
     if (parser.isSet("interval"))
@@ -87,8 +98,13 @@ int main(int argc, char *argv[])
         return 2;
     }
     window.show();
-    if (parser.isSet("queue"))
-        window.openQueueDetail(parser.value("queue"));
+    if (parser.isSet("select"))
+        window.selectWhenListed(parser.value("select").split(u',', Qt::SkipEmptyParts));
+    if (parser.isSet("queue")) {
+        QueueDetailDialog *detail = window.openQueueDetail(parser.value("queue"));
+        if (parser.value("queue-tab") == QLatin1String("messages"))
+            detail->showMessagesTab();
+    }
     if (parser.isSet("profile")) {
         QSettings settings;
         const QString name = parser.value("profile");

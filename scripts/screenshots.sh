@@ -21,7 +21,7 @@ admin="$build/admin-gui/ciphermq-admin"
 for bin in "$broker_bin" "$cmq" "$admin"; do
     [ -x "$bin" ] || { echo "missing $bin: build it first" >&2; exit 2; }
 done
-bash scripts/ensure-packages.sh xvfb imagemagick x11-utils
+bash scripts/ensure-packages.sh xvfb imagemagick x11-utils xdotool
 
 work=$(mktemp -d /tmp/cmq-screenshots.XXXXXX)
 pids=()
@@ -166,6 +166,26 @@ mkdir -p "$out"
 echo "Screenshots (DISPLAY $DISPLAY, 1280x800)"
 shot overview 45 "${admin_args[@]}" --tab overview
 shot queues 8 "${admin_args[@]}" --tab queues
+# The Messages tab of a queue with a backlog from two senders: receiver_2_queue, before
+# receiver_2 comes online (below).
+shot queue-messages 10 "${admin_args[@]}" --tab queues --queue receiver_2_queue \
+    --queue-tab messages
+# Three queues selected, Ctrl+Shift+P: the one confirmation of a bulk purge lists each with its
+# message counts. Cancelled (Escape) after the picture.
+if wanted bulk-purge; then
+    "$admin" "${admin_args[@]}" --tab queues --select receiver_2_queue,worker-svc-1_queue,worker-svc-1_audit \
+        >"$work/admin-bulk.out" 2>&1 &
+    app=$!
+    sleep 8
+    # No window manager under Xvfb: focus the window directly, then the keys.
+    xdotool search --sync --pid "$app" --name "CipherMQ Admin" windowfocus --sync key ctrl+shift+p
+    sleep 2
+    import -window root "$out/bulk-purge.png"
+    xdotool key Escape
+    kill "$app"
+    wait "$app" 2>/dev/null || true
+    echo "  docs/images/bulk-purge.png"
+fi
 # receiver_2 comes online while its queue's detail window is open: the depth chart shows the
 # backlog growing, then drained, and the consumer appears in the table.
 if wanted queue-detail; then

@@ -27,6 +27,11 @@ AdminSession::AdminSession(QObject *parent) : QObject(parent)
                         Q_EMIT auditReceived(reply.json().array());
                     return;
                 }
+                if (reply.command == admin::AdminCommand::QueueMessages) {
+                    Q_EMIT queueMessagesReceived(reply.ok ? reply.json().object() : QJsonObject(),
+                                                 reply.ok ? QString() : reply.error);
+                    return;
+                }
                 const QString line = m_pendingActions.take(id);
                 if (!line.isEmpty())
                     Q_EMIT actionFinished(line, reply.ok,
@@ -142,6 +147,12 @@ void AdminSession::runAction(const QString &line)
 void AdminSession::fetchAudit(int count)
 {
     m_client.send(QStringLiteral("audit %1").arg(count));
+}
+
+void AdminSession::fetchQueueMessages(const QString &line)
+{
+    if (m_client.send(line) == 0)
+        Q_EMIT queueMessagesReceived({}, tr("Not connected to the broker"));
 }
 
 bool AdminSession::isReadOnly() const

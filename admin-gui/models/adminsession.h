@@ -46,6 +46,8 @@ public:
     void runAction(const QString &line);
     // `audit <count>`; the entries come as auditReceived.
     void fetchAudit(int count);
+    // A `queue_messages ...` line; the page comes as queueMessagesReceived.
+    void fetchQueueMessages(const QString &line);
     // What the broker says about this identity (the snapshot's "session"): a read-only
     // operator (admin.readonly_cns) may watch but not act. False until the first snapshot.
     bool isReadOnly() const;
@@ -60,6 +62,8 @@ Q_SIGNALS:
     void snapshotReceived(const QJsonObject &snapshot);
     void actionFinished(const QString &line, bool ok, const QString &message);
     void auditReceived(const QJsonArray &entries);
+    // `error` is empty when `page` is the broker's reply.
+    void queueMessagesReceived(const QJsonObject &page, const QString &error);
 
 private:
     void setState(State state, const QString &message);

@@ -83,7 +83,7 @@ QByteArray snapshotToCsv(const QJsonObject &snapshot)
 }
 
 Status exportSnapshot(admin::AdminClient &client, const QString &path, ExportFormat format,
-                      int timeoutMs)
+                      int timeoutMs, const QString &queue)
 {
     const auto reply =
         client.request(format == ExportFormat::Prometheus ? "metrics" : "json", timeoutMs);
@@ -104,6 +104,16 @@ Status exportSnapshot(admin::AdminClient &client, const QString &path, ExportFor
             client.request(QStringLiteral("audit %1").arg(admin::MaxAuditEntries), timeoutMs);
         if (audit && audit->ok)
             snapshot.insert(QStringLiteral("audit_entries"), audit->json().array());
+        if (!queue.isEmpty()) {
+            const auto page = client.request(
+                QStringLiteral("queue_messages %1 0 %2").arg(queue).arg(admin::MaxMessagePageRows),
+                timeoutMs);
+            if (!page)
+                return failure(page.error());
+            if (!page->ok)
+                return failure(page->error);
+            snapshot.insert(QStringLiteral("queue_messages"), page->json().object());
+        }
         bytes = snapshotToJson(snapshot);
         break;
     }

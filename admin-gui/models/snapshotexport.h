@@ -29,8 +29,10 @@ QByteArray snapshotToJson(const QJsonObject &snapshot);
 QByteArray snapshotToCsv(const QJsonObject &snapshot);
 
 // Asks the connected client for what the format needs (`metrics` or `json`) and writes the
-// file atomically. Blocks with a local event loop for at most timeoutMs.
+// file atomically. Blocks with a local event loop for at most timeoutMs. With `queue` the JSON
+// export also carries the first `queue_messages` page of that queue (metadata only) as
+// "queue_messages".
 Status exportSnapshot(admin::AdminClient &client, const QString &path, ExportFormat format,
-                      int timeoutMs = 15000);
+                      int timeoutMs = 15000, const QString &queue = {});
 
 } // namespace cmq::admingui

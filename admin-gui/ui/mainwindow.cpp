@@ -64,6 +64,7 @@ MainWindow::MainWindow(QWidget *parent)
     m_connectionsPage = new TablePage(&m_connections, tr("Filter connections (CN, address, …)"));
     connect(m_connectionsPage->addActionButton(tr("Disconnect…")), &QPushButton::clicked, this,
             &MainWindow::disconnectSelectedConnection);
+    addActionShortcuts();
     m_rateLimitsPage = new TablePage(&m_rateLimits, tr("Filter buckets (CN or IP)"));
     auto *bars = new BarDelegate(this);
     m_rateLimitsPage->view()->setItemDelegateForColumn(RateLimitTableModel::GlobalTokens, bars);
@@ -186,6 +187,7 @@ QueueDetailDialog *MainWindow::openQueueDetail(const QString &queue)
     QPointer<QueueDetailDialog> &detail = m_details[queue];
     if (!detail) {
         detail = new QueueDetailDialog(queue, this);
+        detail->attachSession(m_session);
         detail->setAttribute(Qt::WA_DeleteOnClose); // the QPointer turns null, see showSnapshot
         if (!m_session.lastSnapshot().isEmpty())
             updateQueueDetail(detail, m_session.lastSnapshot());
@@ -332,6 +334,10 @@ void MainWindow::showBanner(const QString &text, bool error)
 
 void MainWindow::purgeSelectedQueue()
 {
+    if (m_queuesPage->selectedSourceRows().size() > 1)
+        return runBulk(tr("Purge queues"), tr("Purge"), selectedQueueTargets("purge", false),
+                       tr("Their ready messages will be deleted permanently. Unacknowledged "
+                          "deliveries stay with their consumers."));
     const int row = m_queuesPage->selectedSourceRow();
     if (row < 0)
         return;
@@ -349,6 +355,11 @@ void MainWindow::purgeSelectedQueue()
 
 void MainWindow::deleteSelectedQueue()
 {
+    if (m_queuesPage->selectedSourceRows().size() > 1)
+        return runBulk(tr("Delete queues"), tr("Delete"),
+                       selectedQueueTargets("delete_queue", true),
+                       tr("The queues go with their bindings and every message; their consumers "
+                          "are cancelled. This cannot be undone."));
     const int row = m_queuesPage->selectedSourceRow();
     if (row < 0)
         return;
@@ -366,6 +377,9 @@ void MainWindow::deleteSelectedQueue()
 
 void MainWindow::disconnectSelectedConnection()
 {
+    if (m_connectionsPage->selectedSourceRows().size() > 1)
+        return runBulk(tr("Disconnect clients"), tr("Disconnect"), selectedConnectionTargets(),
+                       tr("Their unacknowledged deliveries go back to their queues."));
     const int row = m_connectionsPage->selectedSourceRow();
     if (row < 0)
         return;
@@ -384,6 +398,8 @@ void MainWindow::disconnectSelectedConnection()
 void MainWindow::onActionFinished(const QString &line, bool ok, const QString &message)
 {
     m_session.fetchAudit(AuditTableModel::FetchCount); // the action is on the trail by now
+    if (m_bulk && m_bulk->isRunning())
+        return; // the bulk action shows its progress and its summary
     if (!ok) {
         showBanner(tr("'%1' failed: %2").arg(line, message), true);
         return;

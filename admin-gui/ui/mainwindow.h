@@ -18,6 +18,7 @@
 #include "models/adminsession.h"
 #include "models/audittablemodel.h"
 #include "models/brokeralarms.h"
+#include "models/bulkaction.h"
 #include "models/connectionprofiles.h"
 #include "models/connectiontablemodel.h"
 #include "models/exchangetreemodel.h"
@@ -98,6 +99,11 @@ public:
     void deleteSelectedQueue();
     void disconnectSelectedConnection();
     Status exportTo(const QString &path, ExportFormat format);
+    // Selects these rows of the current tab's table as soon as a snapshot lists them all
+    // (--select, for scripts and the screenshots).
+    void selectWhenListed(const QStringList &keys);
+    // The running or last bulk action (several rows selected), null before the first.
+    const BulkAction *bulkAction() const { return m_bulk; }
     // Non-modal, so the window stays live; `error` is shown in it (a refusal to fix).
     void showConnectDialog(const QString &error = {});
     // Opens (or raises) a queue's detail window; it fills in as soon as the queue is known.
@@ -123,6 +129,13 @@ private:
     // read-only identity, fetches the audit trail when it moved.
     void followSession(const QJsonObject &snapshot);
     void showBanner(const QString &text, bool error);
+    // mainwindowbulk.cpp: Ctrl+Shift+P purges, Delete deletes / disconnects the selected rows.
+    void addActionShortcuts();
+    // mainwindowbulk.cpp: one confirmation for every selected row, then one request each.
+    void runBulk(const QString &title, const QString &verb, QList<BulkAction::Target> targets,
+                 const QString &consequence);
+    QList<BulkAction::Target> selectedQueueTargets(const QString &action, bool withUnacked) const;
+    QList<BulkAction::Target> selectedConnectionTargets() const;
     void exportInteractively();
 
     AdminSession m_session;
@@ -151,6 +164,7 @@ private:
     QLabel *m_version;
     QLabel *m_uptime;
     Confirm m_confirm;
+    QPointer<BulkAction> m_bulk;
     int m_snapshotCount = 0;
     QString m_profileName;
 };

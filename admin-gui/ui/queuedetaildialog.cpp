@@ -9,6 +9,7 @@
 #include <QHeaderView>
 #include <QLineSeries>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QTableView>
 #include <QVBoxLayout>
 #include <QValueAxis>
@@ -75,7 +76,8 @@ QWidget *titled(const QString &title, QWidget *content)
 } // namespace
 
 QueueDetailDialog::QueueDetailDialog(const QString &queue, QWidget *parent)
-    : QDialog(parent), m_queue(queue), m_state(new QLabel)
+    : QDialog(parent), m_queue(queue), m_state(new QLabel),
+      m_messages(new QueueMessagesPanel(queue))
 {
     setWindowTitle(tr("Queue %1").arg(queue));
     auto *heading = new QLabel(queue);
@@ -95,9 +97,13 @@ QueueDetailDialog::QueueDetailDialog(const QString &queue, QWidget *parent)
     tables->setStretchFactor(1, 3);
     tables->setSizes({420, 700});
 
+    m_tabs = new QTabWidget;
+    m_tabs->addTab(tables, tr("Bindings and consumers"));
+    m_tabs->addTab(m_messages, tr("Messages (metadata)"));
+
     auto *split = new QSplitter(Qt::Vertical);
     split->addWidget(makeChart());
-    split->addWidget(tables);
+    split->addWidget(m_tabs);
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 2);
 
@@ -203,6 +209,11 @@ void QueueDetailDialog::showHistory(const QList<DepthSample> &history)
     m_unacked->replace(unacked);
     m_x->setRange(-std::max(60.0, now - history.first().seconds), 0);
     m_y->setRange(0, std::max(10.0, max * 1.2));
+}
+
+void QueueDetailDialog::showMessagesTab()
+{
+    m_tabs->setCurrentWidget(m_messages);
 }
 
 QString QueueDetailDialog::figure(const QString &name) const

@@ -12,9 +12,11 @@
 #include "models/queuebindingmodel.h"
 #include "models/queueconsumermodel.h"
 #include "models/queuedepthhistory.h"
+#include "ui/queuemessagespanel.h"
 
 QT_BEGIN_NAMESPACE
 class QLineSeries;
+class QTabWidget;
 class QValueAxis;
 QT_END_NAMESPACE
 
@@ -29,6 +31,10 @@ public:
     explicit QueueDetailDialog(const QString &queue, QWidget *parent = nullptr);
 
     QString queueName() const { return m_queue; }
+    // The Messages tab pages through the queue over this session.
+    void attachSession(AdminSession &session) { m_messages->attach(session); }
+    QueueMessagesPanel &messages() { return *m_messages; }
+    void showMessagesTab();
     // `queue`: the queue's row (empty when it no longer exists); `history`: oldest first.
     void showQueue(const QJsonObject &queue, const QJsonArray &bindings,
                    const QJsonArray &connections, const QList<DepthSample> &history);
@@ -49,6 +55,8 @@ private:
     QueueConsumerModel m_consumers;
     QHash<QString, QLabel *> m_figures;
     QLabel *m_state;
+    QueueMessagesPanel *m_messages;
+    QTabWidget *m_tabs = nullptr;
     QLineSeries *m_ready = nullptr;
     QLineSeries *m_unacked = nullptr;
     QValueAxis *m_x = nullptr;

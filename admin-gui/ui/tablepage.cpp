@@ -1,5 +1,7 @@
 #include "ui/tablepage.h"
 
+#include <algorithm>
+
 #include <QHeaderView>
 #include <QVBoxLayout>
 
@@ -26,7 +28,8 @@ TablePage::TablePage(JsonTableModel *model, const QString &filterHint, QWidget *
     m_view->setSortingEnabled(true);
     m_view->sortByColumn(0, Qt::AscendingOrder);
     m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_view->setSelectionMode(QAbstractItemView::SingleSelection);
+    // Several rows for the bulk actions (Ctrl/Shift-click, Ctrl+A).
+    m_view->setSelectionMode(QAbstractItemView::ExtendedSelection);
     m_view->setAlternatingRowColors(true);
     m_view->setWordWrap(false); // one line per row; long values are elided
     m_view->verticalHeader()->hide();
@@ -93,6 +96,32 @@ int TablePage::selectedSourceRow() const
     if (rows.isEmpty())
         return -1;
     return m_proxy.mapToSource(rows.first()).row();
+}
+
+QList<int> TablePage::selectedSourceRows() const
+{
+    QList<int> rows;
+    for (const QModelIndex &index : m_view->selectionModel()->selectedRows())
+        rows << m_proxy.mapToSource(index).row();
+    std::sort(rows.begin(), rows.end());
+    return rows;
+}
+
+int TablePage::selectKeys(const QStringList &keys)
+{
+    m_view->clearSelection();
+    int selected = 0;
+    for (const QString &key : keys) {
+        const int row = m_model->rowOf(key);
+        const QModelIndex index =
+            row < 0 ? QModelIndex() : m_proxy.mapFromSource(m_model->index(row, 0));
+        if (!index.isValid())
+            continue;
+        m_view->selectionModel()->select(index,
+                                         QItemSelectionModel::Select | QItemSelectionModel::Rows);
+        ++selected;
+    }
+    return selected;
 }
 
 bool TablePage::selectKey(const QString &key)

@@ -38,6 +38,10 @@ public:
     QSortFilterProxyModel *proxy() { return &m_proxy; }
     // The source row of the current selection, -1 when none.
     int selectedSourceRow() const;
+    // Every selected source row, ascending (the bulk actions).
+    QList<int> selectedSourceRows() const;
+    // Selects exactly the rows with these keys; returns how many were found.
+    int selectKeys(const QStringList &keys);
     // Selects the row with this key (for tests and for keeping the selection).
     bool selectKey(const QString &key);
     // Column widths and sort order, for QSettings; restoring an empty or foreign state is a

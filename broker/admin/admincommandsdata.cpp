@@ -80,8 +80,8 @@ void AdminCommands::queueMessages(AdminSession &session, const admin::AdminReque
             QJsonArray rows;
             for (const storage::MessageListingRow &row : page->rows)
                 rows.append(rowToJson(row, now));
-            const QJsonValue next = page->more ? QJsonValue(page->rows.constLast().entryId)
-                                               : QJsonValue(QJsonValue::Null);
+            const QJsonValue next =
+                page->more ? QJsonValue(page->nextAfterId) : QJsonValue(QJsonValue::Null);
             guard->sendReply(jsonLine(QJsonObject{{QStringLiteral("queue"), query.queue},
                                                   {QStringLiteral("after_id"), query.afterId},
                                                   {QStringLiteral("limit"), query.limit},

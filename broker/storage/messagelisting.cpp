@@ -1,5 +1,7 @@
 #include "messagelisting.h"
 
+#include <utility>
+
 #include <QSqlQuery>
 
 namespace cmq::storage {
@@ -18,12 +20,47 @@ QString containsPattern(const QString &text)
     return u'%' + escaped + u'%';
 }
 
+struct ScanWindow
+{
+    qint64 lastId = 0;
+    qint64 entries = 0;
+};
+
+// The next `MaxFilterScanEntries` entries after `afterId` (their last id and how many): what a
+// filtered page looks at. Read from the (queue, id) index alone.
+Result<ScanWindow> scanWindow(SqlSession &session, const MessageListingQuery &q)
+{
+    using R = Result<ScanWindow>;
+    QSqlQuery query = session.newQuery();
+    Status st = session.run(
+        query, QStringLiteral("SELECT COALESCE(MAX(id), 0), COUNT(*) FROM (SELECT id FROM "
+                              "queue_entries WHERE queue = ") +
+                   session.text(q.queue) + QStringLiteral(" AND id > ") +
+                   SqlSession::integer(q.afterId) + QStringLiteral(" ORDER BY id LIMIT ") +
+                   SqlSession::integer(MaxFilterScanEntries) + QStringLiteral(") w"));
+    if (!st)
+        return R::failure(st.error());
+    ScanWindow window;
+    if (query.next())
+        window = {query.value(0).toLongLong(), query.value(1).toLongLong()};
+    if (st = session.finish(query); !st)
+        return R::failure(st.error());
+    return window;
+}
+
 } // namespace
 
 Result<MessageListingPage> listQueueMessages(SqlSession &session, const MessageListingQuery &q)
 {
     using R = Result<MessageListingPage>;
     const SqlSession &s = session;
+    ScanWindow window;
+    if (!q.filter.isEmpty()) {
+        const Result<ScanWindow> found = scanWindow(session, q);
+        if (!found)
+            return R::failure(found.error());
+        window = found.value();
+    }
     QString sql = QStringLiteral("SELECT e.id, e.message_id, e.delivered, m.client_id, m.exchange, "
                                  "m.routing_key, m.sent_time, length(b.envelope) "
                                  "FROM queue_entries e "
@@ -33,7 +70,8 @@ Result<MessageListingPage> listQueueMessages(SqlSession &session, const MessageL
                   s.text(q.queue) + QStringLiteral(" AND e.id > ") + SqlSession::integer(q.afterId);
     if (!q.filter.isEmpty()) {
         const QString pattern = s.text(containsPattern(q.filter));
-        sql += QStringLiteral(" AND (lower(m.client_id) LIKE ") + pattern +
+        sql += QStringLiteral(" AND e.id <= ") + SqlSession::integer(window.lastId) +
+               QStringLiteral(" AND (lower(m.client_id) LIKE ") + pattern +
                QStringLiteral(" ESCAPE '\\' OR lower(m.routing_key) LIKE ") + pattern +
                QStringLiteral(" ESCAPE '\\')");
     }
@@ -62,6 +100,13 @@ Result<MessageListingPage> listQueueMessages(SqlSession &session, const MessageL
     }
     if (Status st = session.finish(query); !st)
         return R::failure(st.error());
+    if (page.more) {
+        page.nextAfterId = page.rows.constLast().entryId;
+    } else if (window.entries == MaxFilterScanEntries) {
+        // The window ended before the page filled: the entries after it are still to be seen.
+        page.more = true;
+        page.nextAfterId = window.lastId;
+    }
     return page;
 }
 

@@ -33,10 +33,15 @@ struct MessageListingRow
     bool delivered = false; // delivered at least once and not acknowledged
 };
 
+// A filtered page looks at most this many entries, so that a filter matching little in a long
+// queue cannot hold the storage worker (and every publish behind it) for a whole-queue scan.
+inline constexpr int MaxFilterScanEntries = 10000;
+
 struct MessageListingPage
 {
     QList<MessageListingRow> rows; // oldest first
-    bool more = false;             // entries after the last row match too
+    bool more = false;             // entries after nextAfterId may follow
+    qint64 nextAfterId = 0;        // where the next page starts (when more)
 };
 
 Result<MessageListingPage> listQueueMessages(SqlSession &session, const MessageListingQuery &query);

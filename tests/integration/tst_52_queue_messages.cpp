@@ -47,6 +47,7 @@ private Q_SLOTS:
     void pagesCoverTheQueueOnce();
     void filterBySenderOrRoutingKey_data() { drivers(); }
     void filterBySenderOrRoutingKey();
+    void filterLooksAtABoundedWindow();
     void deliveredMessageIsMarked();
     void badRequests();
 
@@ -200,6 +201,43 @@ void tst_QueueMessages::filterBySenderOrRoutingKey()
     QVERIFY(ids("queue_messages receiver_1_listed 0 100 %").isEmpty());
     QCOMPARE(ids("queue_messages receiver_1_listed 0 2 receiver_1_listed"),
              (QList<QByteArray>{"s-0", "s-1"}));
+}
+
+void tst_QueueMessages::filterLooksAtABoundedWindow()
+{
+    // 10,050 messages from sender_1 (the queue's limit, 10,000, drops the oldest 50), then one
+    // from publisher-svc-1: a filter for the latter looks at 10,000 entries per request and
+    // says where to go on.
+    startWithMessages(QStringLiteral("sqlite"), 0, 0);
+    TestClient sender("sender_1");
+    QVERIFY(sender.connectTo(m_broker->port()));
+    for (int batch = 0; batch < 201; ++batch) {
+        constexpr int size = 50;
+        QByteArray array = "[";
+        for (int i = 0; i < size; ++i)
+            array += (i ? "," : "") + envelope("w-" + QByteArray::number(batch * 50 + i));
+        sender.send("publish_batch CipherMQ_exchange receiver_1_listed " + array + "]");
+        QCOMPARE(sender.readLines(size, 30000).size(), size);
+    }
+    TestClient publisher("publisher-svc-1");
+    QVERIFY(publisher.connectTo(m_broker->port()));
+    QCOMPARE(publisher.request("publish CipherMQ_exchange receiver_1_other " + envelope("late")),
+             "ACK late");
+    const auto ops = admin();
+    const QJsonObject first =
+        parse(ops->request("queue_messages receiver_1_listed 0 10 publisher"));
+    QVERIFY(first.value("messages").toArray().isEmpty());
+    QCOMPARE(first.value("more").toBool(), true);
+    const qint64 next = first.value("next_after_id").toInteger();
+    // The window's end: the 10,000th entry, the last of sender_1's.
+    const QJsonObject unfiltered = parse(
+        ops->request("queue_messages receiver_1_listed " + QByteArray::number(next - 1) + " 2"));
+    QCOMPARE(unfiltered.value("messages")[0]["message_id"].toString(), QStringLiteral("w-10049"));
+    const QJsonObject second = parse(ops->request("queue_messages receiver_1_listed " +
+                                                  QByteArray::number(next) + " 10 publisher"));
+    QCOMPARE(second.value("messages").toArray().size(), 1);
+    QCOMPARE(second.value("messages")[0]["message_id"].toString(), QStringLiteral("late"));
+    QCOMPARE(second.value("more").toBool(), false);
 }
 
 void tst_QueueMessages::deliveredMessageIsMarked()
