@@ -19,8 +19,9 @@ const QByteArray Usage =
         "NAME_key)\n"
         "and prints every message sent to us: its text and a newline, or with --json one JSON\n"
         "object per line: id, from, kind, payload (or payload_base64 when it is not UTF-8),\n"
-        "redelivered, sent_time, correlation_id. Messages are acknowledged after they are "
-        "printed;\n"
+        "redelivered, sent_time, correlation_id, and what the broker attests: sender (the\n"
+        "publisher's verified certificate CN), published_at, delivery_count, dead_letter_reason.\n"
+        "Messages are acknowledged after they are printed;\n"
         "the same message id is printed once even when the broker delivers it again.\n\n"
         "Options:\n"
         "  --json        one JSON object per message\n"
@@ -47,7 +48,17 @@ QByteArray asJson(const client::IncomingMessage &message)
     QJsonObject object{{QStringLiteral("id"), message.messageId},
                        {QStringLiteral("from"), message.from},
                        {QStringLiteral("kind"), kindName(message.kind)},
-                       {QStringLiteral("redelivered"), message.redelivered}};
+                       {QStringLiteral("redelivered"), message.redelivered()}};
+    // The broker's attestation, when it gives one (docs/CLIENT.md).
+    if (message.isAttested())
+        object.insert(QStringLiteral("sender"), message.sender());
+    if (message.publishedAt().isValid())
+        object.insert(QStringLiteral("published_at"),
+                      message.publishedAt().toUTC().toString(Qt::ISODateWithMs));
+    if (message.deliveryCount() > 0)
+        object.insert(QStringLiteral("delivery_count"), message.deliveryCount());
+    if (!message.deadLetterReason().isEmpty())
+        object.insert(QStringLiteral("dead_letter_reason"), message.deadLetterReason());
     if (protocol::isValidUtf8(message.payload))
         object.insert(QStringLiteral("payload"), QString::fromUtf8(message.payload));
     else

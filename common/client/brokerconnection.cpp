@@ -167,7 +167,8 @@ void BrokerConnection::handleLine(const QByteArray &line)
         Q_EMIT shutdownNotice();
         return;
     }
-    if (read.kind == ReplyKind::Message || read.kind == ReplyKind::Redelivered) {
+    if (read.kind == ReplyKind::Message || read.kind == ReplyKind::Redelivered ||
+        read.kind == ReplyKind::Meta || read.kind == ReplyKind::Presence) {
         Q_EMIT pushed(line);
         return;
     }

@@ -51,7 +51,8 @@ public:
 
 Q_SIGNALS:
     void ready();
-    void pushed(const QByteArray &line); // "Message: ..." and "Redelivered: ..."
+    // "Message: ...", "Redelivered: ...", "Meta: ..." and "Presence: ..."
+    void pushed(const QByteArray &line);
     void shutdownNotice();
     void idle(); // the last unanswered request was answered
     // The connection is over (never established, refused, silent, closed). `refused` when the

@@ -13,6 +13,7 @@
 #include "client/requesttracker.h"
 #include "client/subscriber.h"
 #include "crypto/envelopecrypto.h"
+#include "protocol/replyreader.h"
 #include "protocol/request.h"
 #include "tls/tlsidentity.h"
 
@@ -29,6 +30,16 @@ constexpr int ShutdownDrainMs = 3000;
 bool isValidName(const QString &name)
 {
     return protocol::isValidName(name.toUtf8());
+}
+
+constexpr QByteArrayView WithMeta = " with-meta";
+
+// A broker from before delivery metadata reads "consume <queue> with-meta" as one queue name with
+// a space in it and refuses it so (docs/CLIENT.md).
+bool refusesWithMeta(const QByteArray &line, const QByteArray &reply)
+{
+    return line.startsWith("consume ") && line.endsWith(WithMeta) &&
+           protocol::readReply(reply).isError("Invalid queue name");
 }
 
 } // namespace
@@ -203,7 +214,11 @@ void Client::tryConnect()
             });
     connect(connection, &BrokerConnection::pushed, this,
             [this, connection](const QByteArray &line) {
-                if (connection == m_connection)
+                if (connection != m_connection)
+                    return;
+                if (line.startsWith("Presence: "))
+                    onPresenceLine(line);
+                else
                     m_subscriber->handlePush(line);
             });
     connect(connection, &BrokerConnection::shutdownNotice, this,
@@ -267,6 +282,16 @@ void Client::runNextStep()
         if (!reply || generation != m_connectionGeneration)
             return;
         m_stepInFlight = false;
+        if (refusesWithMeta(step.line, reply.value())) {
+            // Consume it the old way on this connection: messages come without attestation.
+            qCInfo(lcClient, "%s: the broker has no delivery metadata; consuming without it",
+                   qPrintable(m_name));
+            m_stepQueue.prepend(
+                TopologyStep{step.line.chopped(WithMeta.size()), step.expectedReply});
+            m_stepCallbacks.remove(step.line);
+            runNextStep();
+            return;
+        }
         const QList<ReplyCallback> callbacks = m_stepCallbacks.values(step.line);
         m_stepCallbacks.remove(step.line);
         if (!reply->startsWith(step.expectedReply)) {
@@ -275,7 +300,10 @@ void Client::runNextStep()
             Q_EMIT errorOccurred(QStringLiteral("%1: %2").arg(
                 QString::fromUtf8(step.line.left(100)), QString::fromUtf8(reply.value())));
         } else if (step.line.startsWith("consume ")) {
-            Q_EMIT subscribed(QString::fromUtf8(step.line.mid(8)));
+            QByteArray queue = step.line.mid(8);
+            if (queue.endsWith(WithMeta))
+                queue.chop(WithMeta.size());
+            Q_EMIT subscribed(QString::fromUtf8(queue));
         }
         for (const ReplyCallback &callback : callbacks)
             callback(reply);
@@ -421,7 +449,8 @@ Status Client::ensureListening()
     addStep("bind " + queue + ' ' + exchange + ' ' + names.routingKeyFor(m_name).toUtf8(),
             "Queue bound", {});
     addStep("qos " + QByteArray::number(m_options.prefetch), "Qos set to ", {});
-    addStep("consume " + queue, "Subscribed to queue", {});
+    addStep("consume " + queue + (m_options.deliveryMeta ? WithMeta.toByteArray() : QByteArray()),
+            "Subscribed to queue", {});
     return success();
 }
 
@@ -487,9 +516,23 @@ void Client::deliver(const IncomingMessage &message)
 {
     switch (message.kind) {
     case MessageKind::Reply:
-        if (!m_requests->resolve(message.correlationId, message.payload))
+        switch (m_requests->resolve(message.correlationId, message.payload, message.sender())) {
+        case RequestTracker::Resolution::Resolved:
+            break;
+        case RequestTracker::Resolution::Unknown:
             qCInfo(lcClient, "%s: reply %s came after its request ended; dropped",
                    qPrintable(m_name), qPrintable(message.messageId));
+            break;
+        case RequestTracker::Resolution::WrongSender:
+            // Anyone may publish to our queue; only the service we asked may answer.
+            qCWarning(lcClient, "%s: reply %s comes from %s, not from the service asked; refused",
+                      qPrintable(m_name), qPrintable(message.messageId),
+                      qPrintable(message.sender()));
+            Q_EMIT errorOccurred(QStringLiteral("refused reply %1 from %2: the request went to "
+                                                "another service")
+                                     .arg(message.messageId, message.sender()));
+            break;
+        }
         return;
     case MessageKind::Request: {
         std::optional<QByteArray> answer;
@@ -498,7 +541,15 @@ void Client::deliver(const IncomingMessage &message)
         Q_EMIT messageReceived(message);
         if (!answer)
             return;
-        if (message.from.isEmpty() || message.correlationId.isEmpty()) {
+        // The attested sender, where the broker gives one: reply_to is the envelope's claim.
+        const QString replyTo = message.isAttested() ? message.sender() : message.from;
+        if (message.isAttested() && !message.from.isEmpty() && message.from != replyTo)
+            qCWarning(lcClient,
+                      "%s: request %s names %s to reply to but was sent by %s; "
+                      "replying to the sender",
+                      qPrintable(m_name), qPrintable(message.messageId), qPrintable(message.from),
+                      qPrintable(replyTo));
+        if (replyTo.isEmpty() || message.correlationId.isEmpty()) {
             Q_EMIT errorOccurred(QStringLiteral("request %1 has no reply_to or correlation_id: "
                                                 "no reply sent")
                                      .arg(message.messageId));
@@ -510,7 +561,7 @@ void Client::deliver(const IncomingMessage &message)
                         {QStringLiteral("correlation_id"), message.correlationId}};
         // Through the outbox like any message, before the request is acked: a crash in between
         // means the request comes again, never a request without its reply.
-        if (const auto sent = send(message.from, answer.value(), options); !sent)
+        if (const auto sent = send(replyTo, answer.value(), options); !sent)
             Q_EMIT errorOccurred(
                 QStringLiteral("cannot reply to %1: %2").arg(message.messageId, sent.error()));
         return;

@@ -109,6 +109,11 @@ public:
     void bindQueue(const QString &queue, const QString &exchange, const QString &routingKey,
                    ReplyCallback done = {});
 
+    // Be told (presenceChanged) when the identities our presence groups let us see connect and
+    // leave; kept up after every reconnect and failover, which report the online ones again.
+    void watchPresence(bool on = true);
+    bool isWatchingPresence() const { return m_watchingPresence; }
+
     // Messages in the outbox (not yet confirmed by the broker).
     int pendingCount() const;
     // Redeliveries dropped because their id had been handled already.
@@ -125,6 +130,8 @@ Q_SIGNALS:
     void messageReceived(const cmq::client::IncomingMessage &message);
     void messageRejected(const QString &messageId, const QString &error);
     void subscribed(const QString &queue);
+    // "Presence: <cn> online|offline" from the broker (watchPresence()).
+    void presenceChanged(const QString &cn, bool online);
     void outboxDrained();
     void stopped(); // after shutdown()
     // A problem the application should hear about (a refused declaration, ...).
@@ -146,6 +153,7 @@ private:
     void addStep(const QByteArray &line, const QByteArray &expectedReply, ReplyCallback done);
     void runNextStep();
     void deliver(const IncomingMessage &message);
+    void onPresenceLine(const QByteArray &line);
     void finishShutdown();
     void finishShutdownWhenSettled();
     bool isSettled() const; // with a connection: no reply and no ack outstanding
@@ -175,6 +183,7 @@ private:
     bool m_publisherAttached = false; // after the first replay on this connection
     QMultiHash<QByteArray, ReplyCallback> m_stepCallbacks; // one-shot, by command line
     bool m_listening = false;
+    bool m_watchingPresence = false;
     bool m_listenRequested = false; // listen() before start(): honoured by start()
     Handler m_handler;
     QElapsedTimer m_connectedSince;

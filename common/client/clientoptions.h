@@ -51,6 +51,11 @@ struct ClientOptions
     // forms; an existing client that does not know the `padding` field refuses a padded
     // envelope (its body fails authentication), so turn this off to send to one.
     bool padPayloads = true;
+    // Ask for delivery metadata (consume ... with-meta): the broker's attested sender, publish
+    // time and delivery count on every message. A broker that predates it refuses the request
+    // and the queue is consumed the old way on that connection (docs/CLIENT.md); replies to our
+    // requests are then accepted without an attested sender.
+    bool deliveryMeta = true;
 };
 
 } // namespace cmq::client

@@ -15,19 +15,39 @@ enum class MessageKind {
     Reply,   // answers one of our requests; handed to request()'s callback, not to listen()
 };
 
+// What the broker itself says about a delivery (its "Meta:" line, docs/PROTOCOL.md), never
+// read from the envelope. A broker that predates delivery metadata tells only `redelivered`.
+struct DeliveryFacts
+{
+    QString sender;        // the publisher's verified certificate CN; empty: not attested
+    QDateTime publishedAt; // when the broker accepted the publish; invalid: not told
+    bool redelivered = false;
+    int deliveryCount = 0;    // this delivery included; 0: not told
+    QString deadLetterReason; // why it was dead-lettered; empty for any other message
+};
+
 struct IncomingMessage
 {
     QString messageId;
     // The sender as the message id names it ("{sender}-{uuid}-{receiver}"), or the reply_to of a
-    // request. The envelope does not authenticate its sender: the broker vouches that the
-    // publisher held a certificate of our CA, nothing more.
+    // request: what the envelope claims. The envelope does not authenticate its sender; sender()
+    // is the broker's attestation.
     QString from;
     QByteArray payload;
     MessageKind kind = MessageKind::Message;
-    QString correlationId;    // requests and replies
-    bool redelivered = false; // the broker delivered it before without an ack
-    QDateTime sentTime;       // invalid when the envelope has none
-    QJsonObject extraFields;  // every non-standard envelope field, as received
+    QString correlationId;   // requests and replies
+    QDateTime sentTime;      // the envelope's own claim; invalid when it has none
+    QJsonObject extraFields; // every non-standard envelope field, as received
+    DeliveryFacts facts;
+
+    // The CN of the certificate the message was published with, as the broker verified it;
+    // empty when the broker does not attest senders (an older broker).
+    const QString &sender() const { return facts.sender; }
+    bool isAttested() const { return !facts.sender.isEmpty(); }
+    const QDateTime &publishedAt() const { return facts.publishedAt; }
+    bool redelivered() const { return facts.redelivered; } // delivered before without an ack
+    int deliveryCount() const { return facts.deliveryCount; }
+    const QString &deadLetterReason() const { return facts.deadLetterReason; }
 };
 
 } // namespace cmq::client

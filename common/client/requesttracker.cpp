@@ -13,6 +13,7 @@ void RequestTracker::add(const QString &correlationId, const QString &messageId,
 {
     auto pending = std::make_shared<Pending>();
     pending->messageId = messageId;
+    pending->receiver = receiver;
     pending->callback = std::move(callback);
     pending->timer = std::make_unique<QTimer>();
     pending->timer->setSingleShot(true);
@@ -31,12 +32,16 @@ void RequestTracker::add(const QString &correlationId, const QString &messageId,
     m_pending.insert(correlationId, std::move(pending));
 }
 
-bool RequestTracker::resolve(const QString &correlationId, const QByteArray &payload)
+RequestTracker::Resolution RequestTracker::resolve(const QString &correlationId,
+                                                   const QByteArray &payload, const QString &sender)
 {
-    if (!m_pending.contains(correlationId))
-        return false;
+    const auto it = m_pending.constFind(correlationId);
+    if (it == m_pending.cend())
+        return Resolution::Unknown;
+    if (!sender.isEmpty() && sender != (*it)->receiver)
+        return Resolution::WrongSender;
     complete(correlationId, payload);
-    return true;
+    return Resolution::Resolved;
 }
 
 void RequestTracker::failByMessageId(const QString &messageId, const QString &error)

@@ -27,8 +27,15 @@ public:
 
     void add(const QString &correlationId, const QString &messageId, const QString &receiver,
              int timeoutMs, Callback callback);
-    // Hands the reply to its request; false when none waits for it (late or unknown).
-    bool resolve(const QString &correlationId, const QByteArray &payload);
+    enum class Resolution {
+        Resolved,    // handed to its request
+        Unknown,     // no request waits for it (late or unknown)
+        WrongSender, // not from the service the request went to; the request keeps waiting
+    };
+    // Hands the reply to its request. `sender` is the broker's attested sender of the reply;
+    // empty when the broker attests none (an older one): then it is taken on trust.
+    Resolution resolve(const QString &correlationId, const QByteArray &payload,
+                       const QString &sender = {});
     // Ends a request early with an error (its message was refused).
     void failByMessageId(const QString &messageId, const QString &error);
     int pendingCount() const { return int(m_pending.size()); }
@@ -41,6 +48,7 @@ private:
     struct Pending
     {
         QString messageId;
+        QString receiver; // who may answer
         Callback callback;
         std::unique_ptr<QTimer> timer;
     };

@@ -1,5 +1,7 @@
 #include "client/subscriber.h"
 
+#include <QJsonDocument>
+
 #include "client/clientlog.h"
 #include "client/messageid.h"
 #include "crypto/envelopecrypto.h"
@@ -21,6 +23,21 @@ bool isRateLimited(const QByteArray &line)
 // doubling while refusals go on.
 constexpr int AckRetryInitialMs = 50;
 constexpr int AckRetryMaxMs = 1000;
+
+// The "Meta:" line's JSON (docs/PROTOCOL.md); unknown keys are for later brokers.
+DeliveryFacts factsFrom(const QJsonObject &meta)
+{
+    DeliveryFacts facts;
+    facts.sender = meta.value(QLatin1StringView("sender")).toString();
+    facts.publishedAt =
+        QDateTime::fromString(meta.value(QLatin1StringView("published_at")).toString(),
+                              Qt::ISODateWithMs)
+            .toUTC();
+    facts.redelivered = meta.value(QLatin1StringView("redelivered")).toBool();
+    facts.deliveryCount = meta.value(QLatin1StringView("delivery_count")).toInt();
+    facts.deadLetterReason = meta.value(QLatin1StringView("dead_letter_reason")).toString();
+    return facts;
+}
 
 MessageKind kindOf(const QJsonObject &extra)
 {
@@ -46,6 +63,7 @@ void Subscriber::attach(BrokerConnection *connection)
     resetAcks();
     m_connection = connection;
     m_redelivered.clear();
+    m_meta.clear();
 }
 
 void Subscriber::detach()
@@ -53,6 +71,7 @@ void Subscriber::detach()
     // Deliveries not acked on that connection come back on the next one, flagged.
     m_connection = nullptr;
     m_redelivered.clear();
+    m_meta.clear();
     m_held.clear();
     resetAcks();
 }
@@ -90,6 +109,12 @@ void Subscriber::handleMessage(const QByteArray &line)
         m_redelivered.insert(delivery.id.toByteArray());
         return;
     }
+    if (delivery.kind == ReplyKind::Meta) {
+        // Its Message line comes next; the two are one delivery.
+        m_meta.insert(delivery.id.toByteArray(),
+                      factsFrom(QJsonDocument::fromJson(delivery.text.toByteArray()).object()));
+        return;
+    }
     // "Message: <id> <json>"
     if (delivery.kind != ReplyKind::Message || delivery.text.isNull()) {
         qCWarning(lcClient, "malformed delivery line: %s", line.left(200).constData());
@@ -98,6 +123,8 @@ void Subscriber::handleMessage(const QByteArray &line)
     const QByteArray id = delivery.id.toByteArray();
     const QString messageId = QString::fromUtf8(id);
     const bool redelivered = m_redelivered.remove(id);
+    DeliveryFacts facts = m_meta.take(id);
+    facts.redelivered = facts.redelivered || redelivered;
     if (m_seen.contains(messageId)) {
         ++m_duplicates;
         acknowledge(id);
@@ -134,7 +161,7 @@ void Subscriber::handleMessage(const QByteArray &line)
     message.from = message.extraFields.value(QLatin1StringView("reply_to")).toString();
     if (message.from.isEmpty())
         message.from = parseMessageId(messageId).sender;
-    message.redelivered = redelivered;
+    message.facts = std::move(facts);
     message.sentTime = parsed->sentTime;
 
     // The connection may change while the application runs (it may even spin an event loop).

@@ -5,6 +5,7 @@
 
 #include <functional>
 
+#include <QHash>
 #include <QObject>
 #include <QPointer>
 #include <QSet>
@@ -68,6 +69,7 @@ private:
     DedupeWindow m_seen;
     QPointer<BrokerConnection> m_connection;
     QSet<QByteArray> m_redelivered; // ids announced by "Redelivered:" whose Message: is next
+    QHash<QByteArray, DeliveryFacts> m_meta; // ids announced by "Meta:" whose Message: is next
     int m_duplicates = 0;
     bool m_paused = false;
     QList<QByteArray> m_held;

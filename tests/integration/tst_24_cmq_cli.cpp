@@ -10,6 +10,7 @@
 #include <QtTest>
 
 #include "brokerprocess.h"
+#include "client/blockingclient.h"
 #include "clienttest.h"
 #include "crypto/envelopecrypto.h"
 #include "crypto/keypair.h"
@@ -47,6 +48,7 @@ private Q_SLOTS:
     void requestTimesOut();
     void listenDrainsBacklogUnderRateLimit();
     void paddedByDefault();
+    void presence();
 
 private:
     Run cmq(const QStringList &args, const QByteArray &input = {}, int timeoutMs = Patience);
@@ -61,6 +63,8 @@ private:
 
 void tst_CmqCli::initTestCase()
 {
+    m_broker.set("acl.presence_groups", R"([["svc-a", "svc-b", "svc-c"]])");
+    m_broker.set("acl.presence_debounce_ms", "200");
     QVERIFY2(m_broker.start(), m_broker.output().constData());
     // No user config, no CMQ_* settings from the environment of whoever runs the tests.
     m_env = QProcessEnvironment::systemEnvironment();
@@ -110,6 +114,7 @@ void tst_CmqCli::helpEverywhere()
         {"declare", {"queue", "exchange", "bind"}},
         {"keygen", {}},
         {"listen", {}},
+        {"presence", {}},
         {"publish", {}},
         {"reply-echo", {}},
         {"request", {}},
@@ -260,6 +265,11 @@ void tst_CmqCli::sendAndListen()
         QCOMPARE(object.value("from").toString(), "svc-a");
         QCOMPARE(object.value("kind").toString(), "message");
         QVERIFY(object.value("sent_time").toString().endsWith('Z'));
+        // What the broker attests: the certificate it was published with, and when.
+        QCOMPARE(object.value("sender").toString(), "svc-a");
+        QVERIFY(object.value("published_at").toString().endsWith('Z'));
+        QCOMPARE(object.value("delivery_count").toInt(), 1);
+        QVERIFY(!object.contains("dead_letter_reason"));
         payloads.insert(object.value("payload").toString());
     }
     QCOMPARE(payloads, (QSet<QString>{"hello from a script", "line one", "line two"}));
@@ -501,6 +511,35 @@ void tst_CmqCli::paddedByDefault()
         cmq(QStringList{"listen", "--count", "2", "--timeout", "60"} + as("svc-c"));
     QVERIFY2(received.exitCode == 0, received.err.constData());
     QCOMPARE(received.out, "short\nshort\n");
+}
+
+void tst_CmqCli::presence()
+{
+    // svc-c is online before, so its line tells that the subscription is in place.
+    cmq::client::BlockingClient before(clientOptions("svc-c", {m_broker.port()}));
+    QVERIFY(before.connect(Patience).ok());
+    LineProcess watcher;
+    startCmq(watcher, QStringList{"presence", "--timeout", "60"} + as("svc-a"));
+    QTRY_VERIFY_WITH_TIMEOUT(watcher.lines.contains("svc-c online"), Patience);
+    {
+        cmq::client::BlockingClient visitor(clientOptions("svc-b", {m_broker.port()}));
+        QVERIFY(visitor.connect(Patience).ok());
+        QTRY_VERIFY_WITH_TIMEOUT(watcher.lines.contains("svc-b online"), Patience);
+        visitor.close(Patience);
+    }
+    QTRY_VERIFY_WITH_TIMEOUT(watcher.lines.contains("svc-b offline"), Patience);
+    QVERIFY(watcher.lines.indexOf("svc-b online") < watcher.lines.indexOf("svc-b offline"));
+
+    // --json and --count; an identity in no presence group is refused (exit status 1).
+    const Run json =
+        cmq(QStringList{"presence", "--json", "--count", "1", "--timeout", "60"} + as("svc-b"));
+    QVERIFY2(json.exitCode == 0, json.err.constData());
+    QCOMPARE(json.out.count('\n'), 1);
+    QVERIFY2(json.out.startsWith("{\"cn\":\"svc-") && json.out.endsWith(",\"online\":true}\n"),
+             json.out.constData());
+    const Run refused = cmq(QStringList{"presence", "--timeout", "60"} + as("receiver_2"));
+    QCOMPARE(refused.exitCode, 1);
+    QVERIFY2(refused.err.contains("Permission denied"), refused.err.constData());
 }
 
 QTEST_GUILESS_MAIN(tst_CmqCli)

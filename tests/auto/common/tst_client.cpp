@@ -228,6 +228,8 @@ private Q_SLOTS:
     void shutdownNoticeFailsOverAtOnce();
     void listenReplaysTopologyAfterReconnect();
     void redeliveriesReachTheApplicationOnce();
+    void deliveryMetaReachesTheApplication();
+    void brokerWithoutDeliveryMetaIsUsable();
     void undecryptableMessageIsRejected();
     void pausedDeliveriesAreHeldUnacked();
     void requestGetsCorrelatedReply();
@@ -628,7 +630,7 @@ void tst_Client::listenReplaysTopologyAfterReconnect()
         "declare_queue svc-a_queue",
         "bind svc-a_queue CipherMQ_exchange svc-a_key",
         "qos 64",
-        "consume svc-a_queue",
+        "consume svc-a_queue with-meta",
     };
     QCOMPARE(broker.received.at(0), expected);
     broker.closeLast();
@@ -661,9 +663,82 @@ void tst_Client::redeliveriesReachTheApplicationOnce()
     QCOMPARE(handled.first().payload, "exactly once");
     QCOMPARE(handled.first().from, "svc-b");
     QCOMPARE(handled.first().kind, MessageKind::Message);
-    QVERIFY(!handled.first().redelivered);
+    QVERIFY(!handled.first().redelivered());
     QCOMPARE(client.duplicatesDropped(), 1);
     QCOMPARE(broker.lines("ack ").value(0), "ack " + id.toUtf8());
+}
+
+void tst_Client::deliveryMetaReachesTheApplication()
+{
+    FakeBroker broker;
+    Client client(options({&broker}));
+    QList<IncomingMessage> handled;
+    QVERIFY(client
+                .listen([&](const IncomingMessage &m) -> std::optional<QByteArray> {
+                    handled.append(m);
+                    return std::nullopt;
+                })
+                .ok());
+    QSignalSpy subscribed(&client, &Client::subscribed);
+    QVERIFY(client.start().ok());
+    QTRY_COMPARE_WITH_TIMEOUT(subscribed.size(), 1, Patience);
+    QCOMPARE(subscribed.first().at(0).toString(), "svc-a_queue");
+    // The id and reply_to claim svc-b; the broker attests svc-c.
+    const QString id = makeMessageId("svc-b", newCorrelationId(), "svc-a");
+    broker.push("Meta: " + id.toUtf8() +
+                R"( {"delivery_count":3,"published_at":"2026-01-02T03:04:05.678Z",)"
+                R"("redelivered":true,"sender":"svc-c","dead_letter_reason":"expired","x":1})");
+    broker.push(deliveryLine(id, "attested", m_ourKeys.publicKey, {{"reply_to", "svc-b"}}));
+    QTRY_COMPARE_WITH_TIMEOUT(handled.size(), 1, Patience);
+    const IncomingMessage &m = handled.first();
+    QCOMPARE(m.payload, "attested");
+    QCOMPARE(m.from, "svc-b");
+    QCOMPARE(m.sender(), "svc-c");
+    QVERIFY(m.isAttested());
+    QCOMPARE(m.publishedAt(), QDateTime::fromString("2026-01-02T03:04:05.678Z", Qt::ISODateWithMs));
+    QVERIFY(m.redelivered());
+    QCOMPARE(m.deliveryCount(), 3);
+    QCOMPARE(m.deadLetterReason(), "expired");
+    QTRY_COMPARE_WITH_TIMEOUT(broker.count("ack "), 1, Patience);
+}
+
+void tst_Client::brokerWithoutDeliveryMetaIsUsable()
+{
+    // A broker from before delivery metadata reads "with-meta" as part of the queue name.
+    FakeBroker broker;
+    broker.script = [](const QByteArray &line) -> std::optional<QList<QByteArray>> {
+        if (line.endsWith(" with-meta"))
+            return QList<QByteArray>{
+                "Error: Invalid queue name: must not contain spaces or control characters"};
+        return std::nullopt;
+    };
+    Client client(options({&broker}));
+    QList<IncomingMessage> handled;
+    QVERIFY(client
+                .listen([&](const IncomingMessage &m) -> std::optional<QByteArray> {
+                    handled.append(m);
+                    return std::nullopt;
+                })
+                .ok());
+    QSignalSpy subscribed(&client, &Client::subscribed);
+    QSignalSpy errors(&client, &Client::errorOccurred);
+    QVERIFY(client.start().ok());
+    QTRY_COMPARE_WITH_TIMEOUT(subscribed.size(), 1, Patience);
+    QCOMPARE(subscribed.first().at(0).toString(), "svc-a_queue");
+    QCOMPARE(broker.lines("consume "),
+             (QList<QByteArray>{"consume svc-a_queue with-meta", "consume svc-a_queue"}));
+    QCOMPARE(errors.size(), 0);
+    const QString id = makeMessageId("svc-b", newCorrelationId(), "svc-a");
+    broker.push("Redelivered: " + id.toUtf8());
+    broker.push(deliveryLine(id, "old broker", m_ourKeys.publicKey));
+    QTRY_COMPARE_WITH_TIMEOUT(handled.size(), 1, Patience);
+    QVERIFY(!handled.first().isAttested());
+    QVERIFY(handled.first().redelivered());
+    QCOMPARE(handled.first().deliveryCount(), 0);
+    // Each new connection asks again: it may be a newer broker.
+    broker.closeLast();
+    QTRY_COMPARE_WITH_TIMEOUT(subscribed.size(), 2, Patience);
+    QCOMPARE(broker.lines("consume ").value(0), "consume svc-a_queue with-meta");
 }
 
 void tst_Client::undecryptableMessageIsRejected()
