@@ -16,6 +16,8 @@ dbname=backlog
 source "$root/bench/common.sh"
 if printf '%s\n' "${drivers[@]}" | grep -qx postgresql; then
     start_pg
+else
+    pg_port=5432 # unused with SQLite, but the config must hold a valid port
 fi
 
 for driver in "${drivers[@]}"; do

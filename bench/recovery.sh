@@ -16,6 +16,8 @@ dbname=recovery
 source "$root/bench/common.sh"
 if printf '%s\n' "${drivers[@]}" | grep -qx postgresql; then
     start_pg
+else
+    pg_port=5432 # unused with SQLite, but the config must hold a valid port
 fi
 
 # start_broker: runs it, waits for "ready on", and leaves the seconds it took in $work/seconds.

@@ -1,7 +1,6 @@
 #include "core/queuepager.h"
 
 #include <QLoggingCategory>
-#include <QPointer>
 #include <QTimer>
 
 #include "core/livemessages.h"
