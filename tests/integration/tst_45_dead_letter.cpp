@@ -279,6 +279,13 @@ void tst_DeadLetter::killDuringMoves()
     for (int i = 0; i < Messages; ++i)
         owner.send("nack k-" + QByteArray::number(i) + " drop");
     QCOMPARE(owner.readLine(), "NACK_CONFIRMED k-0");
+    {
+        // Kill once some moves have committed, so both sides of a move are tried.
+        BrokerDatabase live(*broker, postgres());
+        QTRY_VERIFY_WITH_TIMEOUT(
+            live.number("SELECT COUNT(*) FROM queue_entries WHERE queue = 'both-svc_dlq'") >= 5,
+            30000);
+    }
     broker->kill();
 
     QVERIFY2(broker->start(), broker->output().constData());
