@@ -5,6 +5,10 @@
 # from exec to its "ready on" log line, which it prints only after every queued message is
 # loaded and the listener is up.
 #   bench/recovery.sh [BUILD_DIR] [N] [postgresql|sqlite ...]
+# With CMQ_RECOVERY_LIST=1 it then times the admin listing of that queue's metadata
+# (`cmq admin queue_messages`, docs/ADMIN-PROTOCOL.md): the first, a middle and the last page of
+# 100, and a filter that matches nothing (the worst case: the whole queue is read), each next to
+# `cmq admin help` on the same kind of connection (process start and TLS handshake).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
@@ -67,9 +71,46 @@ COMMIT;
 SQL
 }
 
+admin_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+# time_admin LABEL ARGS...: wall-clock milliseconds of one `cmq admin ARGS`.
+time_admin() {
+    local label=$1 start end
+    shift
+    start=$(date +%s%N)
+    "$build/cli/cmq" admin --address "127.0.0.1:$admin_port" --ca "$work/certs/ca.crt" \
+        --cert "$work/certs/ops-admin.crt" --key "$work/certs/ops-admin.key" --raw "$@" \
+        >"$work/listing.json"
+    end=$(date +%s%N)
+    printf '  %-34s %6.0f ms  %s\n' "$label" "$(((end - start) / 1000000))" \
+        "$(head -c 90 "$work/listing.json")"
+}
+list_pages() {
+    local middle last
+    time_admin "help (connection only)" help
+    time_admin "first page" queue_messages receiver_1_queue 0 100
+    middle=$(sqlite_or_pg_id $((count / 2)))
+    time_admin "middle page (after_id $middle)" queue_messages receiver_1_queue "$middle" 100
+    last=$(sqlite_or_pg_id $((count - 50)))
+    time_admin "last page (after_id $last)" queue_messages receiver_1_queue "$last" 100
+    time_admin "filter matching nothing" queue_messages receiver_1_queue 0 100 nobody-at-all
+}
+# The entry id of the queue's n-th entry (ids follow insertion order but need not start at 1).
+sqlite_or_pg_id() {
+    if [ "$driver" = sqlite ]; then
+        sqlite3 "$work/data/ciphermq.db" "SELECT id FROM queue_entries ORDER BY id LIMIT 1 OFFSET $1"
+    else
+        psql "host=127.0.0.1 port=$pg_port user=postgres dbname=recovery" -tAc \
+            "SELECT id FROM queue_entries ORDER BY id LIMIT 1 OFFSET $1"
+    fi
+}
+
 for driver in "${drivers[@]}"; do
-    write_config "$driver" info "[performance]
-max_queue_size = $((count * 2))"
+    write_config "$driver" info "admin_cns = [\"ops-admin\"]
+[performance]
+max_queue_size = $((count * 2))
+[admin]
+enabled = true
+address = \"127.0.0.1:$admin_port\""
     echo "== $driver: $count queued 1 KB messages"
     start_broker # creates the schema
     stop_broker
@@ -85,6 +126,7 @@ max_queue_size = $((count * 2))"
         printf 'start %d: start-up to ready: %.1f s, broker RSS after recovery: %s\n' "$run" \
             "$seconds" "$rss"
         [ -z "${CMQ_RECOVERY_LOG:-}" ] || cp "$work/broker.log" "$CMQ_RECOVERY_LOG.$driver.$run"
+        [ -z "${CMQ_RECOVERY_LIST:-}" ] || [ "$run" != 1 ] || list_pages
         stop_broker
     done
 done

@@ -5,14 +5,14 @@
 #include <QTimer>
 
 #include "admin/adminserver.h"
-#include "admin/auditlog.h"
 #include "admin/adminsession.h"
+#include "admin/auditlog.h"
 #include "admin/configreload.h"
-#include "handlers/dispatcher.h"
+#include "cluster/leadership.h"
 #include "core/presence.h"
 #include "core/router.h"
 #include "core/services.h"
-#include "cluster/leadership.h"
+#include "handlers/dispatcher.h"
 #include "limits/ratelimiter.h"
 #include "metrics/brokermetrics.h"
 #include "metrics/metricshttpserver.h"
@@ -114,8 +114,8 @@ Status Broker::start()
     connect(m_leadership.get(), &Leadership::changed, this, &Broker::onLeadershipChanged);
     m_clock = std::make_unique<limits::SteadyClock>();
     m_limiter = std::make_unique<limits::RateLimiter>(m_config.rateLimit, *m_clock);
-    m_presence = std::make_unique<Presence>(m_config.acl.presenceGroups,
-                                            m_config.acl.presenceDebounceMs);
+    m_presence =
+        std::make_unique<Presence>(m_config.acl.presenceGroups, m_config.acl.presenceDebounceMs);
     m_services = std::make_unique<Services>(
         Services{*m_router, *m_storage, m_acl, m_config, m_limiter.get(), m_presence.get()});
     m_dispatcher = std::make_unique<Dispatcher>(*m_services);
@@ -158,6 +158,10 @@ Status Broker::serve()
         return failure(recovered.error());
     m_router->restore(recovered.value());
     m_serving = true;
+    if (m_audit) { // a standby taking over: its admin listener started without the trail
+        if (const Status audit = restoreAudit(); !audit)
+            return audit;
+    }
     qCInfo(lcBroker, "active (node %s, epoch %lld): serving %lld queues, %lld messages",
            qUtf8Printable(status.nodeId), status.epoch, qlonglong(recovered->queues.size()),
            qlonglong(recovered->entries.size()));
@@ -207,9 +211,8 @@ void Broker::setUpMetrics()
         if (m_admin) {
             for (const AdminSession *s : m_admin->sessions()) {
                 const AdminCounters &c = s->counters();
-                all.append(metrics::ConnectionSample{QStringLiteral("admin"),
-                                                     s->identity().roles, c.bytesIn, c.bytesOut,
-                                                     0, !s->isKeepingUp()});
+                all.append(metrics::ConnectionSample{QStringLiteral("admin"), s->identity().roles,
+                                                     c.bytesIn, c.bytesOut, 0, !s->isKeepingUp()});
             }
         }
         return all;
@@ -259,8 +262,8 @@ Status Broker::startAdmin(const QSslConfiguration &tls)
             return success();
         };
         return m_metricsHttp->startTls(
-            metricsAddress, tls,
-            TlsListener::Limits{m_config.server.handshakeTimeoutMs, 16, 8}, authorize);
+            metricsAddress, tls, TlsListener::Limits{m_config.server.handshakeTimeoutMs, 16, 8},
+            authorize);
     }
     return success();
 }
@@ -268,11 +271,16 @@ Status Broker::startAdmin(const QSslConfiguration &tls)
 Status Broker::startAudit()
 {
     m_audit = std::make_unique<AuditLog>(
-        m_config.admin.auditEntries,
-        [storage = m_storage.get()](const storage::AuditRecord &record,
-                                    std::function<void(Status)> done) {
+        m_config.admin.auditEntries, [storage = m_storage.get()](const storage::AuditRecord &record,
+                                                                 std::function<void(Status)> done) {
             storage->saveAudit(record, std::move(done));
         });
+    // A standby has no database open yet: its trail is loaded when it takes over (serve()).
+    return m_serving ? restoreAudit() : success();
+}
+
+Status Broker::restoreAudit()
+{
     const Result<QList<storage::AuditRecord>> trail =
         m_storage->loadAudit(m_config.admin.auditEntries);
     if (!trail)
@@ -326,8 +334,8 @@ Result<QJsonObject> Broker::reload()
                 protocol::reply::error("Unauthorized: the client certificate has been revoked"));
         } else if (!roles) {
             ++closed;
-            session->closeWithError(protocol::reply::error(
-                "Unauthorized: certificate CN '" + cn.toUtf8() + "' no longer has a role"));
+            session->closeWithError(protocol::reply::error("Unauthorized: certificate CN '" +
+                                                           cn.toUtf8() + "' no longer has a role"));
         } else if (roles.toInt() != session->identity().roles.toInt()) {
             ++updated;
             session->setRoles(roles);
@@ -396,11 +404,12 @@ void Broker::admit(QSslSocket *socket)
         return refuse(qPrintable(refused->reason), refused->text.toUtf8());
     const Roles roles = m_acl.rolesFor(cn);
     if (!roles)
-        return refuse("unknown_role", "Unauthorized: certificate CN '" + cn.toUtf8() + "' has no role");
+        return refuse("unknown_role",
+                      "Unauthorized: certificate CN '" + cn.toUtf8() + "' has no role");
     if (m_sessions.size() >= m_config.server.maxConnections) {
-        return refuse("max_connections", "Server busy: connection limit reached ("
-                                             + QByteArray::number(m_config.server.maxConnections)
-                                             + ")");
+        return refuse("max_connections", "Server busy: connection limit reached (" +
+                                             QByteArray::number(m_config.server.maxConnections) +
+                                             ")");
     }
     // Counted from here until onSessionClosed, and only for connections that get a session:
     // nothing refused above (or failed in the handshake) is ever counted or discounted.

@@ -32,11 +32,11 @@ class Storage;
 namespace limits {
 class RateLimiter;
 class SteadyClock;
-}
+} // namespace limits
 namespace metrics {
 class BrokerMetrics;
 class MetricsHttpServer;
-}
+} // namespace metrics
 
 class Broker final : public QObject
 {
@@ -78,6 +78,7 @@ private:
     void setUpMetrics();
     Status startAdmin(const QSslConfiguration &tls);
     Status startAudit();
+    Status restoreAudit();
     void admit(QSslSocket *socket);
     void onSessionClosed(Session *session);
     void finishShutdown();

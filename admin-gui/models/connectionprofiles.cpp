@@ -91,4 +91,17 @@ QString nodeName(const ConnectionOptions &options)
     return QStringLiteral("%1:%2").arg(options.host).arg(options.port);
 }
 
+QString nodeRoleText(const QJsonObject &cluster)
+{
+    const QString role = cluster.value(u"role").toString();
+    if (role != QLatin1String("standby"))
+        return role;
+    const QString id = cluster.value(u"active_node_id").toString();
+    const QString address = cluster.value(u"active_address").toString();
+    if (id.isEmpty() && address.isEmpty())
+        return role;
+    return QStringLiteral("standby (active: %1)")
+        .arg(address.isEmpty() ? id : QStringLiteral("%1 at %2").arg(id, address));
+}
+
 } // namespace cmq::admingui

@@ -3,6 +3,7 @@
 // deployment), kept with QSettings — host, port and the PEM file paths, never a key's contents.
 // Also who the console is: the admin identity's CN, read from the certificate itself.
 
+#include <QJsonObject>
 #include <QList>
 #include <QSettings>
 #include <QString>
@@ -29,5 +30,8 @@ bool addNodeToProfile(QSettings &settings, const QString &name, const Connection
 QString certificateCommonName(const QString &certPath);
 // "host:port", the node as the status bar and the window title name it.
 QString nodeName(const ConnectionOptions &options);
+// A node's high-availability role from the snapshot's "cluster" section: "active",
+// "standby (active: b at 127.0.0.1:5671)", or empty for a broker without one.
+QString nodeRoleText(const QJsonObject &cluster);
 
 } // namespace cmq::admingui

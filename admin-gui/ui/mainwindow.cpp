@@ -102,7 +102,10 @@ MainWindow::MainWindow(QWidget *parent)
     setCentralWidget(central);
 
     statusBar()->addWidget(m_state, 1);
+    m_role = new QLabel;
+    m_role->setObjectName(QStringLiteral("nodeRole"));
     statusBar()->addPermanentWidget(m_identity);
+    statusBar()->addPermanentWidget(m_role);
     statusBar()->addPermanentWidget(m_version);
     statusBar()->addPermanentWidget(m_uptime);
     m_state->setText(tr("Not connected"));
@@ -241,6 +244,7 @@ void MainWindow::showSnapshot(const QJsonObject &snapshot)
     m_rateLimits.updateBuckets(snapshot.value("ratelimits").toObject());
     split();
     followSession(snapshot);
+    followCluster(snapshot);
     split();
     if (m_exchanges.updateTopology(snapshot.value("exchanges").toArray(),
                                    snapshot.value("bindings").toArray()))

@@ -82,6 +82,8 @@ public:
     // "Admin <CN> · <host>:<port>": the identity from the certificate itself, and the node.
     QString identityText() const { return m_identity->text(); }
     QString profileName() const { return m_profileName; }
+    // The node's high-availability role as the status bar shows it (empty without one).
+    QString roleText() const { return m_role->text(); }
 
     // F5: a fresh snapshot now (or an immediate retry while reconnecting).
     void refresh();
@@ -128,6 +130,9 @@ private:
     // The snapshot's "session" and "audit" (mainwindowaudit.cpp): greys the actions of a
     // read-only identity, fetches the audit trail when it moved.
     void followSession(const QJsonObject &snapshot);
+    // mainwindowcluster.cpp: shows the node's role; a profile's first window that finds its
+    // node standing by moves on to the profile's next node, until it finds the active one.
+    void followCluster(const QJsonObject &snapshot);
     void showBanner(const QString &text, bool error);
     // mainwindowbulk.cpp: Ctrl+Shift+P purges, Delete deletes / disconnects the selected rows.
     void addActionShortcuts();
@@ -167,6 +172,10 @@ private:
     QPointer<BulkAction> m_bulk;
     int m_snapshotCount = 0;
     QString m_profileName;
+    QLabel *m_role;
+    QList<ConnectionOptions> m_followNodes; // the profile's nodes, for the first window only
+    qsizetype m_followIndex = 0;
+    int m_standbysSeen = 0; // nodes found standing by in a row
 };
 
 } // namespace cmq::admingui

@@ -63,6 +63,9 @@ QList<MainWindow *> MainWindow::openProfile(const ConnectionProfile &profile)
     if (profile.nodes.isEmpty())
         return opened;
     m_profileName = profile.name;
+    m_followNodes = profile.nodes.size() > 1 ? profile.nodes : QList<ConnectionOptions>();
+    m_followIndex = 0;
+    m_standbysSeen = 0;
     connectTo(profile.nodes.first());
     for (qsizetype i = 1; i < profile.nodes.size(); ++i) {
         auto *window = new MainWindow; // a top-level window of its own, side by side
