@@ -96,11 +96,12 @@ struct QueueEntry
     bool redelivered = false; // it had been delivered before the restart but never acknowledged
     qint64 entryId = 0;       // queue_entries.id: the queue's order, where the next page starts
     // Set (by a page read) when the entry is a dead letter: its record's reason (empty: not
-    // one), original queue, time and delivery count (table dead_letters).
-    QString deadLetterReason;
-    QString deadLetterOriginalQueue;
-    QDateTime deadLetteredAt;
-    qint64 deadLetterDeliveryCount = 0;
+    // one), original queue, time and delivery count (table dead_letters). Default-initialised,
+    // so the brace forms written before these fields still compile.
+    QString deadLetterReason{};
+    QString deadLetterOriginalQueue{};
+    QDateTime deadLetteredAt{};
+    qint64 deadLetterDeliveryCount{};
 };
 
 // Everything one queue holds in the database (ready and awaiting an ack), as numbers.
