@@ -44,8 +44,8 @@ public:
             if (!server.isValid())
                 qFatal("%s", qPrintable(error));
             m_pg = std::make_unique<test::TestDatabase>(server);
-            m_settings.host = server.host;
-            m_settings.port = server.port;
+            m_settings.hosts = {server.host};
+            m_settings.ports = {server.port};
             m_settings.user = server.user;
             m_settings.dbname = m_pg->name();
         } else {
