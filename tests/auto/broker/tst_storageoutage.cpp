@@ -43,8 +43,8 @@ Config::Database settingsFor(const test::TestDatabase &db)
 {
     Config::Database settings;
     settings.driver = QStringLiteral("postgresql");
-    settings.host = db.server().host;
-    settings.port = db.server().port;
+    settings.hosts = {db.server().host};
+    settings.ports = {db.server().port};
     settings.user = db.server().user;
     settings.dbname = db.name();
     settings.connectAttempts = 1;
