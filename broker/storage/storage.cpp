@@ -540,10 +540,14 @@ void Storage::senderOfQueued(const QByteArray &messageId,
     auto reply = onOwnThread<Result<std::optional<QString>>>(std::move(done));
     if (!m_opened)
         return reply(Result<std::optional<QString>>::failure(notOpenError()));
-    QMetaObject::invokeMethod(
-        m_worker,
-        [worker = m_worker, messageId, reply] { worker->senderOfQueued(messageId, reply); },
-        Qt::QueuedConnection);
+    // Behind the acks and publishes buffered so far: an entry acknowledged a moment ago must not
+    // be found still waiting because its delete had not been written yet.
+    flushUpdates(true);
+    enqueueOrdered([worker = m_worker, messageId, reply] {
+        QMetaObject::invokeMethod(
+            worker, [worker, messageId, reply] { worker->senderOfQueued(messageId, reply); },
+            Qt::QueuedConnection);
+    });
 }
 
 void Storage::setRetentionDays(int days)

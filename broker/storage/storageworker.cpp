@@ -343,6 +343,7 @@ void StorageWorker::loadQueuePage(const QString &queue, qint64 afterEntryId,
                                   const QByteArray &fromMessageId, int limit,
                                   Reply<Result<QueuePage>> reply)
 {
+    flushPendingUpdates(); // acknowledged or evicted entries handed over before are gone then
     reply(runJob([&](SqlSession &s) {
         return cmq::storage::loadQueuePage(s, queue, afterEntryId, fromMessageId, limit);
     }));
@@ -351,6 +352,7 @@ void StorageWorker::loadQueuePage(const QString &queue, qint64 afterEntryId,
 void StorageWorker::senderOfQueued(const QByteArray &messageId,
                                    Reply<Result<std::optional<QString>>> reply)
 {
+    flushPendingUpdates(); // an entry acknowledged a moment ago is not found waiting
     reply(runJob([&](SqlSession &s) { return cmq::storage::senderOfQueued(s, messageId); }));
 }
 
