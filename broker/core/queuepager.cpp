@@ -103,8 +103,11 @@ void QueuePager::refill(Queue *queue)
     if (backlog.messages <= 0 || backlog.readTicket != 0)
         return;
     // Read the next page while half the window is left, so consumers never wait for it.
-    const bool low =
-        queue->windowCount() <= m_windowMessages / 2 && queue->heldBytes() <= m_windowBytes / 2;
+    // Held bytes count deliveries awaiting an ack too; a window emptied by consumers that hold
+    // many unacknowledged messages (prefetch 0) still gets the next page, or the queue would
+    // stop short of its backlog.
+    const bool low = queue->windowCount() <= m_windowMessages / 2 &&
+                     (queue->heldBytes() <= m_windowBytes / 2 || queue->windowCount() == 0);
     if (!low)
         return;
     if (queue->windowCount() > 0 && m_live.heldBytes() >= m_budgetBytes)
