@@ -293,4 +293,44 @@ void writeOut(const QByteArray &bytes)
     std::fflush(stdout);
 }
 
+int openStreamCommand(const QStringList &args, const char *command, const QByteArray &usage,
+                      bool needKeyPair, StreamCommand &out)
+{
+    QCommandLineParser parser;
+    const QCommandLineOption json(QStringLiteral("json"), QString());
+    const QCommandLineOption count(QStringLiteral("count"), QString(), QStringLiteral("n"));
+    const QCommandLineOption timeout(QStringLiteral("timeout"), QString(), QStringLiteral("s"));
+    parser.addOptions({json, count, timeout});
+    const ConnectionFlags connection;
+    connection.addTo(parser);
+    if (const int code = parseCommandLine(parser, args, command, usage); code >= 0)
+        return code;
+    if (!parser.positionalArguments().isEmpty())
+        return fail(
+            command,
+            QStringLiteral("unexpected argument '%1'").arg(parser.positionalArguments().first()),
+            ExitUsage);
+    if (parser.isSet(count)) {
+        bool ok = false;
+        out.maxLines = parser.value(count).toInt(&ok);
+        if (!ok || out.maxLines <= 0)
+            return fail(command, QStringLiteral("--count must be a positive number"), ExitUsage);
+    }
+    if (parser.isSet(timeout) && !parseSeconds(parser.value(timeout), &out.timeoutMs))
+        return fail(command, QStringLiteral("--timeout must be a positive number of seconds"),
+                    ExitUsage);
+    out.json = parser.isSet(json);
+    auto settings = connection.resolve(parser, needKeyPair);
+    if (!settings)
+        return fail(command, settings.error(), ExitUsage);
+    out.settings = settings.value();
+    auto made = makeClient(out.settings);
+    if (!made)
+        return fail(command, made.error(), ExitFailure);
+    out.client = std::move(made.value());
+    if (const Status connected = out.client->connect(out.settings.connectTimeoutMs); !connected)
+        return fail(command, connected.error(), ExitUnreachable);
+    return -1;
+}
+
 } // namespace cmq::cli

@@ -67,6 +67,22 @@ int parseCommandLine(QCommandLineParser &parser, const QStringList &args, const 
 // A client for the settings: on-disk outbox when configured. Fails when the outbox is locked.
 Result<std::unique_ptr<client::BlockingClient>> makeClient(const ClientSettings &settings);
 
+// What the streaming subcommands (`listen`, `presence`) share: --json, --count N, --timeout S,
+// the connection flags, and a connected client.
+struct StreamCommand
+{
+    bool json = false;
+    int maxLines = 0;   // --count; 0: no limit
+    int timeoutMs = -1; // --timeout; -1: none
+    ClientSettings settings;
+    std::unique_ptr<client::BlockingClient> client;
+};
+
+// Parses `args` (no positional arguments allowed) and connects. Returns -1 with `out` filled and
+// connected, or the exit code to return.
+int openStreamCommand(const QStringList &args, const char *command, const QByteArray &usage,
+                      bool needKeyPair, StreamCommand &out);
+
 // Writes bytes to stdout and flushes, so a reader sees each message as soon as it is handled.
 void writeOut(const QByteArray &bytes);
 

@@ -74,42 +74,14 @@ QByteArray asJson(const client::IncomingMessage &message)
 
 int runListen(const QStringList &args)
 {
-    QCommandLineParser parser;
-    const QCommandLineOption json(QStringLiteral("json"), QString());
-    const QCommandLineOption count(QStringLiteral("count"), QString(), QStringLiteral("n"));
-    const QCommandLineOption timeout(QStringLiteral("timeout"), QString(), QStringLiteral("s"));
-    parser.addOptions({json, count, timeout});
-    const ConnectionFlags connection;
-    connection.addTo(parser);
-    if (const int code = parseCommandLine(parser, args, "listen", Usage); code >= 0)
+    StreamCommand stream;
+    if (const int code = openStreamCommand(args, "listen", Usage, true, stream); code >= 0)
         return code;
-    if (!parser.positionalArguments().isEmpty())
-        return fail(
-            "listen",
-            QStringLiteral("unexpected argument '%1'").arg(parser.positionalArguments().first()),
-            ExitUsage);
-    int maxMessages = 0;
-    if (parser.isSet(count)) {
-        bool ok = false;
-        maxMessages = parser.value(count).toInt(&ok);
-        if (!ok || maxMessages <= 0)
-            return fail("listen", QStringLiteral("--count must be a positive number"), ExitUsage);
-    }
-    int timeoutMs = -1;
-    if (parser.isSet(timeout) && !parseSeconds(parser.value(timeout), &timeoutMs))
-        return fail("listen", QStringLiteral("--timeout must be a positive number of seconds"),
-                    ExitUsage);
-    auto settings = connection.resolve(parser, true);
-    if (!settings)
-        return fail("listen", settings.error(), ExitUsage);
-    auto made = makeClient(settings.value());
-    if (!made)
-        return fail("listen", made.error(), ExitFailure);
-    client::BlockingClient &blocking = *made.value();
-    if (const Status connected = blocking.connect(settings->connectTimeoutMs); !connected)
-        return fail("listen", connected.error(), ExitUnreachable);
+    const int maxMessages = stream.maxLines;
+    const int timeoutMs = stream.timeoutMs;
+    client::BlockingClient &blocking = *stream.client;
 
-    const bool asJsonLines = parser.isSet(json);
+    const bool asJsonLines = stream.json;
     const auto handled = blocking.serve(
         [asJsonLines](const client::IncomingMessage &message) -> std::optional<QByteArray> {
             writeOut(asJsonLines ? asJson(message) : message.payload + '\n');

@@ -28,46 +28,18 @@ const QByteArray Usage =
 
 int runPresence(const QStringList &args)
 {
-    QCommandLineParser parser;
-    const QCommandLineOption json(QStringLiteral("json"), QString());
-    const QCommandLineOption count(QStringLiteral("count"), QString(), QStringLiteral("n"));
-    const QCommandLineOption timeout(QStringLiteral("timeout"), QString(), QStringLiteral("s"));
-    parser.addOptions({json, count, timeout});
-    const ConnectionFlags connection;
-    connection.addTo(parser);
-    if (const int code = parseCommandLine(parser, args, "presence", Usage); code >= 0)
+    StreamCommand stream;
+    if (const int code = openStreamCommand(args, "presence", Usage, false, stream); code >= 0)
         return code;
-    if (!parser.positionalArguments().isEmpty())
-        return fail(
-            "presence",
-            QStringLiteral("unexpected argument '%1'").arg(parser.positionalArguments().first()),
-            ExitUsage);
-    int maxLines = 0;
-    if (parser.isSet(count)) {
-        bool ok = false;
-        maxLines = parser.value(count).toInt(&ok);
-        if (!ok || maxLines <= 0)
-            return fail("presence", QStringLiteral("--count must be a positive number"), ExitUsage);
-    }
-    int timeoutMs = -1;
-    if (parser.isSet(timeout) && !parseSeconds(parser.value(timeout), &timeoutMs))
-        return fail("presence", QStringLiteral("--timeout must be a positive number of seconds"),
-                    ExitUsage);
-    auto settings = connection.resolve(parser, false);
-    if (!settings)
-        return fail("presence", settings.error(), ExitUsage);
-    auto made = makeClient(settings.value());
-    if (!made)
-        return fail("presence", made.error(), ExitFailure);
-    client::BlockingClient &blocking = *made.value();
-    if (const Status connected = blocking.connect(settings->connectTimeoutMs); !connected)
-        return fail("presence", connected.error(), ExitUnreachable);
+    const int maxLines = stream.maxLines;
+    const int timeoutMs = stream.timeoutMs;
+    client::BlockingClient &blocking = *stream.client;
 
     client::Client &client = blocking.client();
     QEventLoop loop;
     int printed = 0;
     QString refused;
-    const bool asJson = parser.isSet(json);
+    const bool asJson = stream.json;
     QObject::connect(&client, &client::Client::presenceChanged, &loop,
                      [&](const QString &cn, bool online) {
                          // Lines read together come in one go, after quit() too.
