@@ -41,6 +41,7 @@ public:
     // reconnect, the next attempt now.
     void refresh();
     void setReconnectDelayMs(int ms) { m_reconnectTimer.setInterval(ms); }
+    int reconnectDelayMs() const { return m_reconnectTimer.interval(); }
 
     // An admin action (purge, delete_queue, disconnect); the reply comes as actionFinished.
     void runAction(const QString &line);

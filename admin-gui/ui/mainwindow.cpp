@@ -304,6 +304,7 @@ void MainWindow::onStateChanged(AdminSession::State state, const QString &messag
     case AdminSession::State::Reconnecting:
         // The tables keep their last content: an operator watching a restart keeps context.
         showBanner(message, true);
+        followPastUnreachable();
         break;
     default:
         break;

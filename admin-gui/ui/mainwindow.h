@@ -133,6 +133,9 @@ private:
     // mainwindowcluster.cpp: shows the node's role; a profile's first window that finds its
     // node standing by moves on to the profile's next node, until it finds the active one.
     void followCluster(const QJsonObject &snapshot);
+    // The following window's node went away (killed, host down): try the profile's next one.
+    void followPastUnreachable();
+    void followTo(const ConnectionOptions &next, const QString &why, int delayMs);
     void showBanner(const QString &text, bool error);
     // mainwindowbulk.cpp: Ctrl+Shift+P purges, Delete deletes / disconnects the selected rows.
     void addActionShortcuts();

@@ -139,8 +139,14 @@ void AdminCommands::importDefinitions(AdminSession &session, const QByteArray &j
                         tally->errors << QStringLiteral("%1: %2").arg(what, st.error());
                         return done(st);
                     }
+                    DeadLetterPolicyChange deadLetter;
+                    deadLetter.exchange = q.deadLetterExchange;
+                    deadLetter.routingKey = q.deadLetterRoutingKey;
+                    deadLetter.deliveryLimit = q.deliveryLimit;
+                    deadLetter.onOverflow = q.deadLetterOverflow;
                     router.setQueuePolicy(q.name, q.maxLength, q.overflow,
-                                          counted(&Tally::queues, what, done), q.messageTtlMs);
+                                          counted(&Tally::queues, what, done), q.messageTtlMs,
+                                          deadLetter);
                 });
         };
     }

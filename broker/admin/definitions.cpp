@@ -74,9 +74,19 @@ Status parseQueues(const QJsonArray &list, Definitions &d)
                                           "reject-publish")
                                .arg(q.name));
         if (!count(o, "max_length", 0, q.maxLength) ||
-            !count(o, "message_ttl_ms", 0, q.messageTtlMs))
-            return failure(QStringLiteral("queue '%1': \"max_length\" and \"message_ttl_ms\" "
-                                          "must be whole numbers, 0 or more")
+            !count(o, "message_ttl_ms", 0, q.messageTtlMs) ||
+            !count(o, "delivery_limit", 0, q.deliveryLimit))
+            return failure(QStringLiteral("queue '%1': \"max_length\", \"message_ttl_ms\" and "
+                                          "\"delivery_limit\" must be whole numbers, 0 or more")
+                               .arg(q.name));
+        // The dead-letter settings (absent in documents written before them: none).
+        q.deadLetterExchange = o.value("dead_letter_exchange").toString();
+        q.deadLetterRoutingKey = o.value("dead_letter_routing_key").toString();
+        q.deadLetterOverflow = o.value("dead_letter_overflow").toBool(false);
+        if ((!q.deadLetterExchange.isEmpty() && !validName(o.value("dead_letter_exchange"))) ||
+            (!q.deadLetterRoutingKey.isEmpty() && !validName(o.value("dead_letter_routing_key"))))
+            return failure(QStringLiteral("queue '%1': \"dead_letter_exchange\" and "
+                                          "\"dead_letter_routing_key\" must be names")
                                .arg(q.name));
         d.queues.append(q);
     }
@@ -112,11 +122,16 @@ QJsonObject definitionsToJson(const Router &router)
     for (const Queue *q : sorted(router.queues().values(), [](const Queue *a, const Queue *b) {
              return a->name() < b->name();
          })) {
+        const DeadLetterPolicy &dl = q->deadLetterPolicy();
         queues.append(QJsonObject{{QStringLiteral("name"), q->name()},
                                   {QStringLiteral("owner"), q->owner()},
                                   {QStringLiteral("max_length"), q->maxLength()},
                                   {QStringLiteral("overflow"), q->overflow()},
-                                  {QStringLiteral("message_ttl_ms"), q->messageTtlMs()}});
+                                  {QStringLiteral("message_ttl_ms"), q->messageTtlMs()},
+                                  {QStringLiteral("dead_letter_exchange"), dl.exchange},
+                                  {QStringLiteral("dead_letter_routing_key"), dl.routingKey},
+                                  {QStringLiteral("delivery_limit"), dl.deliveryLimit},
+                                  {QStringLiteral("dead_letter_overflow"), dl.onOverflow}});
     }
     const auto key = [](const storage::BindingRecord &b) {
         return std::tie(b.queue, b.exchange, b.routingKey);

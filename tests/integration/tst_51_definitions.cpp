@@ -127,6 +127,11 @@ void tst_Definitions::roundTripIntoFreshBroker()
         QCOMPARE(receiver.request("queue_policy receiver_1_q1 50 reject-publish 60000"),
                  "Queue policy set");
         QCOMPARE(receiver.request("queue_policy receiver_1_q2 7 drop-head"), "Queue policy set");
+        // Dead-letter settings travel too (an export without them lost them on import).
+        QCOMPARE(receiver.request("queue_policy receiver_1_q3 0 drop-head dlx=receiver_1_news "
+                                  "dlx_key=receiver_1_dead delivery_limit=5 "
+                                  "dead_letter_overflow=on"),
+                 "Queue policy set");
         QCOMPARE(receiver.request("bind receiver_1_q1 receiver_1_news receiver_1_any"),
                  "Queue bound");
         QCOMPARE(receiver.request("bind receiver_1_q2 receiver_1_topics receiver_1_orders.*.eu"),
@@ -150,6 +155,17 @@ void tst_Definitions::roundTripIntoFreshBroker()
     QCOMPARE(definitions.value("exchanges").toArray().size(), 3);
     QCOMPARE(definitions.value("queues").toArray().size(), 40);
     QCOMPARE(definitions.value("bindings").toArray().size(), 42);
+    const QJsonObject q3 = [&] {
+        for (const QJsonValue &q : definitions.value("queues").toArray()) {
+            if (q.toObject().value("name") == QLatin1String("receiver_1_q3"))
+                return q.toObject();
+        }
+        return QJsonObject();
+    }();
+    QCOMPARE(q3.value("dead_letter_exchange").toString(), QStringLiteral("receiver_1_news"));
+    QCOMPARE(q3.value("dead_letter_routing_key").toString(), QStringLiteral("receiver_1_dead"));
+    QCOMPARE(q3.value("delivery_limit").toInteger(), 5);
+    QCOMPARE(q3.value("dead_letter_overflow").toBool(), true);
     const QString file = m_dir.filePath(QStringLiteral("defs.json"));
     {
         QFile out(file);

@@ -1,8 +1,9 @@
 // A profile over an active/standby pair on one PostgreSQL database (docs/ADMIN-GUI.md,
 // "Profiles"): a standby with its admin listener enabled starts (it failed to, loading the
 // audit trail from a database it had not opened), and the profile's first window, listed
-// with the standby first, moves on to the active node by itself and shows its role. Then the
-// roles as text on their own.
+// with the standby first, moves on to the active node by itself and shows its role; listed
+// with the active first, it follows the standby when the active is killed and the standby
+// takes over (it used to retry the dead node for ever). Then the roles as text on their own.
 
 #include <QJsonObject>
 #include <QStandardPaths>
@@ -34,7 +35,51 @@ class tst_NodeFollow : public QObject
 private Q_SLOTS:
     void roleText();
     void firstWindowFollowsTheActive();
+    void firstWindowFollowsATakeover();
+
+private:
+    // Two nodes of one deployment on `database`, each with its admin listener on adminPorts.
+    static bool startPair(BrokerProcess &a, BrokerProcess &b, const TestDatabase &database,
+                          const quint16 (&adminPorts)[2]);
 };
+
+namespace {
+
+ConnectionOptions adminNode(quint16 port)
+{
+    ConnectionOptions o;
+    o.host = "localhost";
+    o.port = port;
+    o.caPath = certFile("ca.crt");
+    o.certPath = certFile("ops-admin.crt");
+    o.keyPath = certFile("ops-admin.key");
+    return o;
+}
+
+} // namespace
+
+bool tst_NodeFollow::startPair(BrokerProcess &a, BrokerProcess &b, const TestDatabase &database,
+                               const quint16 (&adminPorts)[2])
+{
+    int i = 0;
+    for (BrokerProcess *node : {&a, &b}) {
+        node->usePostgres(database);
+        node->set("cluster.node_id", i == 0 ? "\"a\"" : "\"b\"");
+        node->set("cluster.client_address", QStringLiteral("\"127.0.0.1:%1\"").arg(node->port()));
+        node->set("admin.enabled", "true");
+        node->set("admin.address", QStringLiteral("\"127.0.0.1:%1\"").arg(adminPorts[i]));
+        ++i;
+    }
+    if (!a.start()) {
+        qWarning("%s", a.output().constData());
+        return false;
+    }
+    if (!b.start()) {
+        qWarning("%s", b.output().constData());
+        return false;
+    }
+    return true;
+}
 
 void tst_NodeFollow::roleText()
 {
@@ -55,34 +100,16 @@ void tst_NodeFollow::firstWindowFollowsTheActive()
     TestDatabase database;
     QVERIFY2(database.isValid(), qPrintable(database.error()));
     BrokerProcess active, standby;
-    quint16 adminPorts[2] = {freePort(), freePort()};
-    int i = 0;
-    for (BrokerProcess *node : {&active, &standby}) {
-        node->usePostgres(database);
-        node->set("cluster.node_id", i == 0 ? "\"a\"" : "\"b\"");
-        node->set("cluster.client_address", QStringLiteral("\"127.0.0.1:%1\"").arg(node->port()));
-        node->set("admin.enabled", "true");
-        node->set("admin.address", QStringLiteral("\"127.0.0.1:%1\"").arg(adminPorts[i]));
-        ++i;
-    }
-    QVERIFY2(active.start(), active.output().constData());
-    QVERIFY2(standby.start(), standby.output().constData());
+    const quint16 adminPorts[2] = {freePort(), freePort()};
+    QVERIFY(startPair(active, standby, database, adminPorts));
 
-    const auto node = [](quint16 port) {
-        ConnectionOptions o;
-        o.host = "localhost";
-        o.port = port;
-        o.caPath = certFile("ca.crt");
-        o.certPath = certFile("ops-admin.crt");
-        o.keyPath = certFile("ops-admin.key");
-        return o;
-    };
     MainWindow window;
     window.session().setWatchIntervalMs(200);
     window.show();
     // The standby first: the first window finds it standing by and moves to the active.
     const QList<MainWindow *> others =
-        window.openProfile(ConnectionProfile{"pair", {node(adminPorts[1]), node(adminPorts[0])}});
+        window.openProfile(
+            ConnectionProfile{"pair", {adminNode(adminPorts[1]), adminNode(adminPorts[0])}});
     QCOMPARE(others.size(), 1);
     QTRY_COMPARE_WITH_TIMEOUT(window.roleText(), QStringLiteral("Role: active"), Deadline);
     QVERIFY2(window.identityText().endsWith(QStringLiteral(":%1").arg(adminPorts[0])),
@@ -91,6 +118,42 @@ void tst_NodeFollow::firstWindowFollowsTheActive()
     const int before = window.snapshotCount();
     QTRY_VERIFY_WITH_TIMEOUT(window.snapshotCount() > before + 3, Deadline);
     QCOMPARE(window.roleText(), QStringLiteral("Role: active"));
+    // The profile's other window stays on its node, the profile's second: the active one too.
+    QTRY_COMPARE_WITH_TIMEOUT(others[0]->roleText(), QStringLiteral("Role: active"), Deadline);
+    delete others[0];
+}
+
+void tst_NodeFollow::firstWindowFollowsATakeover()
+{
+    QCoreApplication::setOrganizationName("CipherMQ-tests");
+    QStandardPaths::setTestModeEnabled(true);
+    TestDatabase database;
+    QVERIFY2(database.isValid(), qPrintable(database.error()));
+    BrokerProcess active, standby;
+    const quint16 adminPorts[2] = {freePort(), freePort()};
+    QVERIFY(startPair(active, standby, database, adminPorts));
+
+    MainWindow window;
+    window.session().setWatchIntervalMs(200);
+    window.session().setReconnectDelayMs(300);
+    window.show();
+    const QList<MainWindow *> others =
+        window.openProfile(
+            ConnectionProfile{"pair", {adminNode(adminPorts[0]), adminNode(adminPorts[1])}});
+    QCOMPARE(others.size(), 1);
+    QTRY_COMPARE_WITH_TIMEOUT(window.roleText(), QStringLiteral("Role: active"), Deadline);
+    QTRY_VERIFY_WITH_TIMEOUT(others[0]->roleText().startsWith(QStringLiteral("Role: standby (active: a")),
+                             Deadline);
+
+    active.kill(); // kill -9: its lock goes with its database session, the standby takes over
+    QTRY_VERIFY_WITH_TIMEOUT(window.identityText().endsWith(QStringLiteral(":%1").arg(adminPorts[1])),
+                             Deadline);
+    QTRY_COMPARE_WITH_TIMEOUT(window.roleText(), QStringLiteral("Role: active"), Deadline);
+    // And it stays there: the dead node is not tried again while this one serves.
+    const int before = window.snapshotCount();
+    QTRY_VERIFY_WITH_TIMEOUT(window.snapshotCount() > before + 3, Deadline);
+    QVERIFY2(window.identityText().endsWith(QStringLiteral(":%1").arg(adminPorts[1])),
+             qPrintable(window.identityText()));
     delete others[0];
 }
 
