@@ -570,14 +570,19 @@ void tst_Storage::deliveryUpdates()
         QVERIFY(storage);
         QCOMPARE(outcomes(publishAndWait(
                      *storage, {message("m1", {"q1"}), message("m2", {"q1"}), message("m3", {"q1"}),
-                                message("m4", {"q1", "q2"}), message("m5", {"q1"})})),
-                 QList<PublishOutcome>(5, PublishOutcome::Stored));
+                                message("m4", {"q1", "q2"}), message("m5", {"q1"}),
+                                message("m6", {"q1", "q2"}), message("m7", {"q1"})})),
+                 QList<PublishOutcome>(7, PublishOutcome::Stored));
         storage->markDelivered("q1", "m1");
         storage->markDelivered("q1", "m2");
         storage->markAcknowledged("q1", "m2");
         storage->markEvicted("q1", "m3");
         storage->markDelivered("q1", "m4");
         storage->markAcknowledged("q1", "m4"); // still in q2: its envelope stays
+        storage->markAcknowledged("q1", "m6"); // out of both queues in one batch: it goes
+        storage->markAcknowledged("q2", "m6");
+        storage->markAcknowledged("q1", "m7"); // the same entry twice in one batch
+        storage->markEvicted("q1", "m7");
         // Destroying the storage writes what is buffered.
     }
 
@@ -604,6 +609,8 @@ void tst_Storage::deliveryUpdates()
     QCOMPARE(status("m3"), QStringLiteral("evicted"));
     QCOMPARE(status("m4"), QStringLiteral("acknowledged"));
     QCOMPARE(status("m5"), QStringLiteral("sent"));
+    QCOMPARE(status("m6"), QStringLiteral("acknowledged"));
+    QCOMPARE(status("m7"), QStringLiteral("acknowledged"));
     QCOMPARE(backend.count(QStringLiteral("SELECT COUNT(*) FROM message_metadata WHERE "
                                           "message_id = 'm2' AND delivered_time IS NOT NULL "
                                           "AND acknowledged_time IS NOT NULL")),
