@@ -45,6 +45,8 @@ per_message() { # TICKS MESSAGES: microseconds per message
 if [[ " $drivers " == *" postgresql "* ]]; then
     start_pg
     sql "CREATE EXTENSION pg_stat_statements" >/dev/null
+else
+    pg_port=5432 # the config wants a valid port; a SQLite broker never connects to it
 fi
 echo "cpu-per-message.sh: $(date -u '+%F %T') UTC, $(git -C "$root" rev-parse --short HEAD)," \
     "$(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg), ${seconds}s runs at W=256"
