@@ -144,9 +144,13 @@ DeliveryFacts nextDeliveryFacts(const ReadyMessage &ready, bool withMeta)
     facts.redelivered = ready.redelivered;
     facts.deliveryCount = ready.deliveryCount + 1;
     facts.withMeta = withMeta;
-    if (ready.deadLetter)
-        facts.deadLetterReason =
-            QString::fromLatin1(deadLetterReasonName(ready.deadLetter->reason));
+    if (ready.deadLetter) {
+        const DeadLetterRecord &record = *ready.deadLetter;
+        facts.deadLetterReason = QString::fromLatin1(deadLetterReasonName(record.reason));
+        facts.deadLetterOriginalQueue = record.originalQueue;
+        facts.deadLetteredAtMs = record.at.toMSecsSinceEpoch();
+        facts.deadLetterDeliveryCount = record.deliveryCount;
+    }
     return facts;
 }
 
