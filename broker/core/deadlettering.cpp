@@ -176,6 +176,28 @@ void DeliveryEngine::requeueDeadLetters(Queue *queue, qint64 max,
         moving.append(std::move(ready));
     }
     queue->ready() = std::move(kept);
+    // All of them: those of the backlog too, moved in the database without paging them in.
+    // Issued after the window's moves, so its result comes after theirs.
+    if (max <= 0 && queue->backlog.messages > 0) {
+        auto windowResult = std::make_shared<Result<qint64>>(qint64(0));
+        requeueWindowDeadLetters(queue, std::move(moving), std::move(moves),
+                                 [windowResult](Result<qint64> r) { *windowResult = r; });
+        return requeueBacklogDeadLetters(
+            queue, [windowResult, done = std::move(done)](Result<qint64> backlog) {
+                if (!*windowResult)
+                    return done(*windowResult);
+                if (!backlog)
+                    return done(backlog);
+                done(windowResult->value() + backlog.value());
+            });
+    }
+    requeueWindowDeadLetters(queue, std::move(moving), std::move(moves), std::move(done));
+}
+
+void DeliveryEngine::requeueWindowDeadLetters(Queue *queue, QList<ReadyMessage> moving,
+                                              QList<storage::EntryMove> moves,
+                                              std::function<void(Result<qint64>)> done)
+{
     if (moves.isEmpty())
         return done(qint64(0));
     const QString from = queue->name();
@@ -210,6 +232,39 @@ void DeliveryEngine::requeueDeadLetters(Queue *queue, qint64 max,
             dispatch(source); // what was behind them
         done(qint64(moving.size()));
     });
+}
+
+void DeliveryEngine::requeueBacklogDeadLetters(Queue *queue,
+                                               std::function<void(Result<qint64>)> done)
+{
+    const QString from = queue->name();
+    const quint64 ticket = m_pager.beginBacklogMove(queue);
+    m_store.requeueBacklogDeadLetters(
+        from, queue->backlog.afterEntryId, queue->backlog.fromMessageId,
+        [this, from, ticket, done = std::move(done)](Result<QList<storage::RequeuedBacklog>> moved) {
+            Queue *source = m_topology.queue(from);
+            if (!moved) {
+                if (source)
+                    m_pager.endBacklogMove(source, ticket, 0, 0);
+                return done(Result<qint64>::failure(moved.error()));
+            }
+            qint64 messages = 0;
+            qint64 bytes = 0;
+            for (const storage::RequeuedBacklog &target : moved.value()) {
+                messages += target.messages;
+                bytes += target.bytes;
+                // Behind everything the original queue holds, paged in from there.
+                if (Queue *original = m_topology.queue(target.queue))
+                    m_pager.addToBacklog(original, target.messages, target.bytes,
+                                         target.firstMessageId);
+            }
+            if (source)
+                m_pager.endBacklogMove(source, ticket, messages, bytes);
+            m_stats.deadLettersRequeued += quint64(messages);
+            qCInfo(lcRouter, "requeued %lld dead letters of the backlog of %s",
+                   qlonglong(messages), qPrintable(from));
+            done(messages);
+        });
 }
 
 void DeliveryEngine::restoreDeadLetters(const QList<storage::DeadLetterEntry> &records)

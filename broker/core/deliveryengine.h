@@ -20,6 +20,7 @@
 #include "core/message.h"
 #include "core/queue.h"
 #include "core/queuepager.h"
+#include "storage/routerstore.h" // EntryMove
 #include "util/result.h"
 
 namespace cmq {
@@ -106,8 +107,9 @@ public:
     // `budget` in all (run by a timer; public for tests). Returns how many.
     qint64 sweepExpired(qint64 budget);
 
-    // Admin: sends up to `max` (0 = all) of the dead letters ready in `queue` back to the queues
-    // they came from, once stored (core/deadlettering.cpp); `done` gets how many.
+    // Admin: sends up to `max` of the dead letters ready in `queue`'s window, or all of them
+    // (0, the backlog's in the database too), back to the queues they came from, once stored
+    // (core/deadlettering.cpp); `done` gets how many.
     void requeueDeadLetters(Queue *queue, qint64 max, std::function<void(Result<qint64>)> done);
     // Start-up, after restore(): the dead-letter records of the restored entries.
     void restoreDeadLetters(const QList<storage::DeadLetterEntry> &records);
@@ -123,6 +125,12 @@ public:
     Forgotten forgetQueue(Queue *queue);
 
 private:
+    // The two halves of a requeue (core/deadlettering.cpp): the dead letters taken out of the
+    // window, and those of the backlog, moved in the database only.
+    void requeueWindowDeadLetters(Queue *queue, QList<ReadyMessage> moving,
+                                  QList<storage::EntryMove> moves,
+                                  std::function<void(Result<qint64>)> done);
+    void requeueBacklogDeadLetters(Queue *queue, std::function<void(Result<qint64>)> done);
     struct EndpointState
     {
         int prefetch = 0;
