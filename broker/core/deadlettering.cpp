@@ -7,6 +7,7 @@
 // An admin's requeue moves dead letters back the same way. docs/PROTOCOL.md, "Dead-lettering".
 
 #include <algorithm>
+#include <utility>
 
 #include <QLoggingCategory>
 #include <QSet>
@@ -118,7 +119,7 @@ void DeliveryEngine::deadLetter(Queue *queue, ReadyMessage taken, DeadLetterReas
                             record->at,
                             record->deliveryCount};
     const QString from = queue->name();
-    m_store.moveEntries({move}, [this, message, record, targets, from](Status status) {
+    moveDeadLetter(std::move(move), [this, message, record, targets, from](Status status) {
         if (!status) {
             // Still stored in its queue: it comes back there at the next start.
             qCWarning(lcRouter, "dead-lettering %s from %s failed: %s", message->id.constData(),
@@ -141,6 +142,28 @@ void DeliveryEngine::deadLetter(Queue *queue, ReadyMessage taken, DeadLetterReas
         for (Queue *target : std::as_const(joined))
             dispatch(target);
     });
+}
+
+DeliveryEngine::DeadLetterBatch::~DeadLetterBatch()
+{
+    if (--m_engine.m_deadLetterBatchDepth > 0 || m_engine.m_batchedMoves.isEmpty())
+        return;
+    // One transaction for all: 500 expiring at once are one commit, not 500. Each message's
+    // continuation runs in the order it was dead-lettered.
+    QList<storage::EntryMove> moves = std::exchange(m_engine.m_batchedMoves, {});
+    m_engine.m_store.moveEntries(
+        std::move(moves), [done = std::exchange(m_engine.m_batchedMovesDone, {})](Status status) {
+            for (const std::function<void(Status)> &each : done)
+                each(status);
+        });
+}
+
+void DeliveryEngine::moveDeadLetter(storage::EntryMove move, std::function<void(Status)> done)
+{
+    if (m_deadLetterBatchDepth == 0)
+        return m_store.moveEntries({std::move(move)}, std::move(done));
+    m_batchedMoves.append(std::move(move));
+    m_batchedMovesDone.append(std::move(done));
 }
 
 void DeliveryEngine::append(Queue *queue, ReadyMessage message)

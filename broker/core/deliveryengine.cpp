@@ -119,6 +119,7 @@ void DeliveryEngine::evictForRoom(Queue *queue, qsizetype room, qint64 roomBytes
         return queue->depth() + room > queue->maxLength() ||
                (queue->maxBytes() > 0 && queue->bytes() + roomBytes > queue->maxBytes());
     };
+    const DeadLetterBatch batch(*this); // those dead-lettered are moved in one transaction
     while (overLimit() && !queue->ready().empty()) {
         const MessagePtr evicted = dropReadyHead(queue, DeadLetterReason::Overflow);
         ++queue->evictedTotal;

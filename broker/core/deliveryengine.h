@@ -158,6 +158,24 @@ private:
     // A message that has left `queue` (out of its lists, bytes uncounted, still held) goes to
     // the queues its dead-letter exchange routes it to, or is dropped when none takes it.
     void deadLetter(Queue *queue, ReadyMessage message, DeadLetterReason reason);
+    // While one is open, dead-letter moves wait and go to storage together, as one transaction,
+    // when the outermost closes (an expiry sweep or an eviction giving up on many at once);
+    // closed before control returns to the event loop.
+    class DeadLetterBatch
+    {
+        Q_DISABLE_COPY_MOVE(DeadLetterBatch)
+    public:
+        explicit DeadLetterBatch(DeliveryEngine &engine) : m_engine(engine)
+        {
+            ++m_engine.m_deadLetterBatchDepth;
+        }
+        ~DeadLetterBatch();
+
+    private:
+        DeliveryEngine &m_engine;
+    };
+    // Sends one dead letter's move, or keeps it for the open batch.
+    void moveDeadLetter(storage::EntryMove move, std::function<void(Status)> done);
     // Gives up on a message that has left `queue`: dead-lettered if asked, else dropped.
     void giveUp(Queue *queue, ReadyMessage message, DeadLetterReason reason);
     // Appends to `queue` (drop-head evicting to make room), held from now on.
@@ -175,6 +193,9 @@ private:
     std::unique_ptr<limits::Clock> m_ownClock;
     const limits::Clock &m_clock;
     QHash<Endpoint *, EndpointState> m_endpoints;
+    int m_deadLetterBatchDepth = 0;
+    QList<storage::EntryMove> m_batchedMoves;
+    QList<std::function<void(Status)>> m_batchedMovesDone;
     QTimer m_ackTimeoutTimer;
     QTimer m_expiryTimer;
     quint64 m_deliverySeq = 0;

@@ -1,6 +1,8 @@
 // Dead letters beyond a queue's window, against the real broker on both storage drivers, with a
-// small window (performance.queue_window_messages): `requeue <q>` without a count moves every
-// dead letter of the queue, those only in the database too.
+// small window (performance.queue_window_messages): many messages dead-lettered at once (a TTL
+// expiring 500) each get their record, stored in one transaction per sweep and kept through
+// kill -9, and come back to a with-meta consumer with it as they are paged in; `requeue <q>`
+// without a count moves every dead letter of the queue, those only in the database too.
 
 #include <memory>
 #include <vector>
@@ -56,6 +58,8 @@ class tst_DeadLetterBacklog : public QObject
 private Q_SLOTS:
     void initTestCase();
     void cleanup() { m_databases.clear(); }
+    void manyExpireAtOnce_data() { addDrivers(); }
+    void manyExpireAtOnce();
     void requeueMovesTheBacklogToo_data() { addDrivers(); }
     void requeueMovesTheBacklogToo();
 
@@ -124,6 +128,80 @@ void tst_DeadLetterBacklog::publishAll(TestClient &sender, const QList<QByteArra
     sender.sendRaw(stream);
     for (const QByteArray &id : ids)
         QCOMPARE(sender.readLine(30000), "ACK " + id);
+}
+
+void tst_DeadLetterBacklog::manyExpireAtOnce()
+{
+    QFETCH(QString, driver);
+    constexpr int Count = 500;
+    const auto broker = newBroker(driver);
+    QVERIFY2(broker->start(), broker->output().constData());
+    auto owner = std::make_unique<TestClient>("both-svc");
+    QVERIFY(owner->connectTo(broker->port()));
+    declare(*owner);
+    TestClient sender("sender_1");
+    QVERIFY(sender.connectTo(broker->port()));
+    const QList<QByteArray> ids = numbered("e-", Count);
+    publishAll(sender, ids);
+    // All of them expire together once the queue gets a TTL; nobody consumes.
+    QCOMPARE(owner->request("queue_policy " + Inbox + " 0 drop-head 100"), "Queue policy set");
+    BrokerDatabase db(*broker, postgres());
+    QVERIFY2(db.isOpen(), qPrintable(db.error()));
+    const QString recorded = QStringLiteral(
+        "SELECT COUNT(*) FROM dead_letters d JOIN queue_entries e ON e.queue = d.queue AND "
+        "e.message_id = d.message_id WHERE d.queue = 'both-svc_dlq' AND d.reason = 'expired' "
+        "AND d.original_queue = 'both-svc_in' AND d.delivery_count = 0 AND "
+        "d.dead_lettered_at IS NOT NULL");
+    QTRY_COMPARE_WITH_TIMEOUT(db.number(recorded), qint64(Count), 60000);
+    QCOMPARE(db.number("SELECT COUNT(*) FROM queue_entries WHERE queue = 'both-svc_in'"), 0);
+    QCOMPARE(db.number("SELECT COUNT(*) FROM dead_letters"), qint64(Count));
+
+    // kill -9: every record is still there, and each dead letter comes back with its own as the
+    // queue is paged in (the window holds only Window of them at a time).
+    broker->kill();
+    QVERIFY2(broker->start(), broker->output().constData());
+    QCOMPARE(db.number(recorded), qint64(Count));
+    {
+        // Recovery read the records of the window it loaded, not the whole table.
+        const auto ops = admin();
+        const QJsonDocument window =
+            QJsonDocument::fromJson(ops->request("dead_letters " + DeadLetters + " 10000"));
+        QVERIFY(window.isArray());
+        QCOMPARE(window.array().size(), Window);
+        for (const QJsonValue &v : window.array()) {
+            QCOMPARE(v.toObject().value("reason").toString(), QStringLiteral("expired"));
+            QCOMPARE(v.toObject().value("original_queue").toString(), QString::fromUtf8(Inbox));
+        }
+    }
+    owner = std::make_unique<TestClient>("both-svc");
+    QVERIFY(owner->connectTo(broker->port()));
+    QCOMPARE(owner->request("qos 7"), "Qos set to 7");
+    QCOMPARE(owner->request("consume " + DeadLetters + " with-meta"), "Subscribed to queue");
+    QList<QByteArray> received;
+    while (received.size() < Count) {
+        const QByteArray metaLine = owner->readLine(30000);
+        if (metaLine.startsWith("ACK_CONFIRMED "))
+            continue; // the reply to an ack sent before
+        QVERIFY2(metaLine.startsWith("Meta: "), metaLine.left(200).constData());
+        const QByteArray rest = metaLine.mid(6);
+        const QByteArray id = rest.left(rest.indexOf(' '));
+        const QJsonObject facts = QJsonDocument::fromJson(rest.mid(id.size() + 1)).object();
+        QCOMPARE(owner->readLine(30000), "Message: " + id + ' ' + envelope(id));
+        QCOMPARE(facts.value("dead_letter_reason").toString(), QStringLiteral("expired"));
+        QCOMPARE(facts.value("dead_letter_original_queue").toString(), QString::fromUtf8(Inbox));
+        QCOMPARE(facts.value("dead_letter_delivery_count").toInt(-1), 0);
+        QVERIFY(QDateTime::fromString(facts.value("dead_lettered_at").toString(),
+                                      Qt::ISODateWithMs)
+                    .isValid());
+        QCOMPARE(facts.value("sender").toString(), QStringLiteral("sender_1"));
+        received.append(id);
+        owner->send("ack " + id);
+    }
+    QCOMPARE(QSet<QByteArray>(received.cbegin(), received.cend()).size(), Count);
+    QCOMPARE(QSet<QByteArray>(received.cbegin(), received.cend()),
+             QSet<QByteArray>(ids.cbegin(), ids.cend()));
+    QTRY_COMPARE_WITH_TIMEOUT(db.number("SELECT COUNT(*) FROM queue_entries"), qint64(0), 30000);
+    QVERIFY(broker->terminate());
 }
 
 void tst_DeadLetterBacklog::requeueMovesTheBacklogToo()
