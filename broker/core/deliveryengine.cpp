@@ -119,6 +119,7 @@ void DeliveryEngine::evictForRoom(Queue *queue, qsizetype room, qint64 roomBytes
         return queue->depth() + room > queue->maxLength() ||
                (queue->maxBytes() > 0 && queue->bytes() + roomBytes > queue->maxBytes());
     };
+    const DeadLetterBatch batch(*this); // those dead-lettered are moved in one transaction
     while (overLimit() && !queue->ready().empty()) {
         const MessagePtr evicted = dropReadyHead(queue, DeadLetterReason::Overflow);
         ++queue->evictedTotal;
@@ -144,9 +145,13 @@ DeliveryFacts nextDeliveryFacts(const ReadyMessage &ready, bool withMeta)
     facts.redelivered = ready.redelivered;
     facts.deliveryCount = ready.deliveryCount + 1;
     facts.withMeta = withMeta;
-    if (ready.deadLetter)
-        facts.deadLetterReason =
-            QString::fromLatin1(deadLetterReasonName(ready.deadLetter->reason));
+    if (ready.deadLetter) {
+        const DeadLetterRecord &record = *ready.deadLetter;
+        facts.deadLetterReason = QString::fromLatin1(deadLetterReasonName(record.reason));
+        facts.deadLetterOriginalQueue = record.originalQueue;
+        facts.deadLetteredAtMs = record.at.toMSecsSinceEpoch();
+        facts.deadLetterDeliveryCount = record.deliveryCount;
+    }
     return facts;
 }
 

@@ -687,7 +687,9 @@ void tst_Client::deliveryMetaReachesTheApplication()
     const QString id = makeMessageId("svc-b", newCorrelationId(), "svc-a");
     broker.push("Meta: " + id.toUtf8() +
                 R"( {"delivery_count":3,"published_at":"2026-01-02T03:04:05.678Z",)"
-                R"("redelivered":true,"sender":"svc-c","dead_letter_reason":"expired","x":1})");
+                R"("redelivered":true,"sender":"svc-c","dead_letter_reason":"expired","x":1,)"
+                R"("dead_letter_original_queue":"svc-a_in","dead_letter_delivery_count":4,)"
+                R"("dead_lettered_at":"2026-01-02T03:04:06.001Z"})");
     broker.push(deliveryLine(id, "attested", m_ourKeys.publicKey, {{"reply_to", "svc-b"}}));
     QTRY_COMPARE_WITH_TIMEOUT(handled.size(), 1, Patience);
     const IncomingMessage &m = handled.first();
@@ -699,6 +701,10 @@ void tst_Client::deliveryMetaReachesTheApplication()
     QVERIFY(m.redelivered());
     QCOMPARE(m.deliveryCount(), 3);
     QCOMPARE(m.deadLetterReason(), "expired");
+    QCOMPARE(m.deadLetterOriginalQueue(), "svc-a_in");
+    QCOMPARE(m.deadLetteredAt(),
+             QDateTime::fromString("2026-01-02T03:04:06.001Z", Qt::ISODateWithMs));
+    QCOMPARE(m.deadLetterDeliveryCount(), 4);
     QTRY_COMPARE_WITH_TIMEOUT(broker.count("ack "), 1, Patience);
 }
 
