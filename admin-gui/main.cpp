@@ -74,7 +74,7 @@ int main(int argc, char *argv[])
          "Open the detail window of this queue (with --export: add the first 1000 of "
          "its messages' metadata to the JSON).",
          "queue"},
-        {"queue-tab", "The tab of --queue's window to show: bindings or messages.", "tab"},
+        {"queue-tab", "The tab of --queue's window to show: bindings, messages or deadletters.", "tab"},
         {"select",
          "Select these rows (queue names or connection ids, comma-separated) of the "
          "start tab's table once they are listed.",
@@ -104,6 +104,8 @@ int main(int argc, char *argv[])
         QueueDetailDialog *detail = window.openQueueDetail(parser.value("queue"));
         if (parser.value("queue-tab") == QLatin1String("messages"))
             detail->showMessagesTab();
+        else if (parser.value("queue-tab") == QLatin1String("deadletters"))
+            detail->showDeadLettersTab();
     }
     if (parser.isSet("profile")) {
         QSettings settings;

@@ -61,6 +61,7 @@ MainWindow::MainWindow(QWidget *parent)
             &MainWindow::purgeSelectedQueue);
     connect(m_queuesPage->addActionButton(tr("Delete…")), &QPushButton::clicked, this,
             &MainWindow::deleteSelectedQueue);
+    addQueueTrendColumns();
     m_connectionsPage = new TablePage(&m_connections, tr("Filter connections (CN, address, …)"));
     connect(m_connectionsPage->addActionButton(tr("Disconnect…")), &QPushButton::clicked, this,
             &MainWindow::disconnectSelectedConnection);
@@ -235,9 +236,10 @@ void MainWindow::showSnapshot(const QJsonObject &snapshot)
     split();
     const QJsonArray queues = snapshot.value("queues").toArray();
     const double uptime = broker.value("uptime_seconds").toDouble();
-    m_queues.updateQueues(queues, uptime);
+    m_depthHistory.addSnapshot(queues, uptime); // first: the queue table's lag trend reads it
     split();
-    m_depthHistory.addSnapshot(queues, uptime);
+    m_queues.updateQueues(queues, uptime);
+    m_queuesPage->view()->viewport()->update(); // sparklines move on even where rows did not
     split();
     m_connections.update(snapshot.value("connections").toArray());
     split();
@@ -255,7 +257,7 @@ void MainWindow::showSnapshot(const QJsonObject &snapshot)
         updateQueueDetail(detail, snapshot);
     split();
     qCDebug(lcAdminUi) << "snapshot" << snapshot.value("sequence").toInteger()
-                       << "µs (cumulative): overview/queues/history/connections/ratelimits/"
+                       << "µs (cumulative): overview/history/queues/connections/ratelimits/"
                           "session/exchanges/details"
                        << splits;
 }
@@ -419,6 +421,11 @@ void MainWindow::onActionFinished(const QString &line, bool ok, const QString &m
         showBanner(tr("Deleted queue '%1' (%2 message(s) dropped).")
                        .arg(reply.value("queue").toString())
                        .arg(reply.value("messages_dropped").toInteger()),
+                   false);
+    else if (action == "requeue")
+        showBanner(tr("Requeued %1 message(s) from '%2'.")
+                       .arg(reply.value("requeued").toInteger())
+                       .arg(reply.value("queue").toString()),
                    false);
     else
         showBanner(tr("Disconnected connection %1 (%2).")

@@ -119,6 +119,8 @@ protected:
 
 private:
     void buildMenus();
+    // mainwindowqueues.cpp: the lag trend and the depth sparkline of the Queues tab.
+    void addQueueTrendColumns();
     void fillProfilesMenu(QMenu *menu);
     void addToProfileInteractively();
     void updateQueueDetail(QueueDetailDialog *detail, const QJsonObject &snapshot);
