@@ -166,6 +166,9 @@ mkdir -p "$out"
 echo "Screenshots (DISPLAY $DISPLAY, 1280x800)"
 shot overview 45 "${admin_args[@]}" --tab overview
 shot queues 8 "${admin_args[@]}" --tab queues
+# Who floods the broker: sender_1 publishes most, receiver_1 takes its deliveries,
+# publisher-svc-1 trickles. Half a minute of snapshots gives the per-minute rates and the chart.
+shot talkers 35 "${admin_args[@]}" --tab talkers
 # The Messages tab of a queue with a backlog from two senders: receiver_2_queue, before
 # receiver_2 comes online (below).
 shot queue-messages 10 "${admin_args[@]}" --tab queues --queue receiver_2_queue \
