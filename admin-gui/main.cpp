@@ -68,7 +68,8 @@ int main(int argc, char *argv[])
     parser.addOptions({
         {"export", "Write a metrics snapshot to <file> and exit (no window).", "file"},
         {"format", "Export format: prom, json or csv (default json).", "format"},
-        {"tab", "Start on this tab: overview, queues, exchanges, connections, ratelimits or audit.",
+        {"tab", "Start on this tab: overview, queues, exchanges, connections, ratelimits, audit or "
+                "talkers.",
          "tab"},
         {"queue",
          "Open the detail window of this queue (with --export: add the first 1000 of "

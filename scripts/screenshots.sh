@@ -204,6 +204,9 @@ shot queues 20 "${admin_args[@]}" --tab queues
 # The dead letters of worker-svc-1_dlq: one rejected, the others expired.
 shot dead-letters 10 "${admin_args[@]}" --tab queues --queue worker-svc-1_dlq \
     --queue-tab deadletters
+# Who floods the broker: sender_1 publishes most, receiver_1 takes its deliveries,
+# publisher-svc-1 trickles. Half a minute of snapshots gives the per-minute rates and the chart.
+shot talkers 35 "${admin_args[@]}" --tab talkers
 # The Messages tab of a queue with a backlog from two senders: receiver_2_queue, before
 # receiver_2 comes online (below).
 shot queue-messages 10 "${admin_args[@]}" --tab queues --queue receiver_2_queue \

@@ -88,6 +88,7 @@ MainWindow::MainWindow(QWidget *parent)
     // Error texts and file paths are the point of this table: room for them, up to a limit.
     m_auditPage->view()->horizontalHeader()->setMaximumSectionSize(640);
     m_tabs->addTab(m_auditPage, tr("Audit"));
+    addTalkersTab();
 
     m_banner->setWordWrap(true);
     m_banner->setVisible(false);
@@ -141,8 +142,8 @@ void MainWindow::connectTo(const ConnectionOptions &options)
 
 bool MainWindow::selectTab(const QString &name)
 {
-    static const QStringList names{"overview",    "queues",     "exchanges",
-                                   "connections", "ratelimits", "audit"};
+    static const QStringList names{"overview",   "queues", "exchanges", "connections",
+                                   "ratelimits", "audit",  "talkers"};
     const int index = names.indexOf(name.toLower());
     if (index < 0)
         return false;
@@ -192,6 +193,8 @@ QueueDetailDialog *MainWindow::openQueueDetail(const QString &queue)
     if (!detail) {
         detail = new QueueDetailDialog(queue, this);
         detail->attachSession(m_session);
+        connect(detail, &QueueDetailDialog::connectionRequested, this,
+                &MainWindow::showConnection);
         detail->setAttribute(Qt::WA_DeleteOnClose); // the QPointer turns null, see showSnapshot
         if (!m_session.lastSnapshot().isEmpty())
             updateQueueDetail(detail, m_session.lastSnapshot());
@@ -244,6 +247,7 @@ void MainWindow::showSnapshot(const QJsonObject &snapshot)
     m_connections.update(snapshot.value("connections").toArray());
     split();
     m_rateLimits.updateBuckets(snapshot.value("ratelimits").toObject());
+    showTalkers(snapshot);
     split();
     followSession(snapshot);
     followCluster(snapshot);
@@ -257,7 +261,7 @@ void MainWindow::showSnapshot(const QJsonObject &snapshot)
         updateQueueDetail(detail, snapshot);
     split();
     qCDebug(lcAdminUi) << "snapshot" << snapshot.value("sequence").toInteger()
-                       << "µs (cumulative): overview/history/queues/connections/ratelimits/"
+                       << "µs (cumulative): overview/history/queues/connections/ratelimits+talkers/"
                           "session/exchanges/details"
                        << splits;
 }

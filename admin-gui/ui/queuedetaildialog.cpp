@@ -87,7 +87,11 @@ QueueDetailDialog::QueueDetailDialog(const QString &queue, QWidget *parent)
     QTableView *bindings = makeListTable(&m_bindings);
     bindings->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
     tables->addWidget(titled(tr("Bindings (exchange → routing key)"), bindings));
-    tables->addWidget(titled(tr("Consumers"), makeListTable(&m_consumers)));
+    QTableView *consumers = makeListTable(&m_consumers);
+    consumers->setToolTip(tr("Click a consumer to show its connection on the Connections tab"));
+    connect(consumers, &QTableView::clicked, this,
+            [this](const QModelIndex &index) { requestConsumerConnection(index.row()); });
+    tables->addWidget(titled(tr("Consumers"), consumers));
     tables->setStretchFactor(0, 2);
     tables->setStretchFactor(1, 3);
     tables->setSizes({420, 700});
@@ -116,6 +120,13 @@ QueueDetailDialog::QueueDetailDialog(const QString &queue, QWidget *parent)
     layout->addWidget(split, 1);
     layout->addWidget(buttons);
     resize(1180, 720);
+}
+
+void QueueDetailDialog::requestConsumerConnection(int row)
+{
+    const QJsonObject consumer = m_consumers.rowObject(row);
+    if (!consumer.isEmpty())
+        Q_EMIT connectionRequested(quint64(consumer.value(u"id").toInteger()));
 }
 
 QWidget *QueueDetailDialog::makeFigures()

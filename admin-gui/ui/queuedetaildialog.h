@@ -53,6 +53,11 @@ public:
     QString figure(const QString &name) const; // the text of a figure, for tests
     QString stateText() const { return m_state->text(); }
     int depthPointCount() const;
+    // A consumer's row was clicked: its connection, for the main window's Connections tab.
+    void requestConsumerConnection(int row);
+
+Q_SIGNALS:
+    void connectionRequested(quint64 connectionId);
 
 private:
     QWidget *makeFigures();

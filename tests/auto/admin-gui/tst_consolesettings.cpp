@@ -1,6 +1,6 @@
 // What the console remembers and how it is driven from the keyboard, without a broker: saved
 // profiles round-trip through QSettings (file paths only, never a key's contents), the admin
-// identity is the certificate's CN (not its file name), Ctrl+1..6 switch tabs, Ctrl+F goes to
+// identity is the certificate's CN (not its file name), Ctrl+1..7 switch tabs, Ctrl+F goes to
 // the filter, column widths, sort order and window geometry come back in a new window, the
 // highlight colours follow a dark palette, and the About box names the versions.
 
