@@ -146,7 +146,7 @@ void tst_ConsoleSettings::tabShortcuts()
     QApplication::setActiveWindow(&window);
     QVERIFY(QTest::qWaitForWindowActive(&window));
     const int tabs = window.tabs()->count();
-    QCOMPARE(tabs, 6); // Overview … Rate limits, Audit
+    QCOMPARE(tabs, 7); // Overview … Rate limits, Audit, Talkers
     for (int i = tabs - 1; i >= 0; --i) {
         QTest::keyClick(&window, Qt::Key(Qt::Key_1 + i), Qt::ControlModifier);
         QCOMPARE(window.tabs()->currentIndex(), i);
