@@ -91,7 +91,7 @@ void DeliveryEngine::enqueue(Queue *queue, const MessagePtr &message)
     // and recorded). Unacked deliveries are never evicted: they are in a consumer's hands.
     if (!queue->rejectsWhenFull())
         evictForRoom(queue, 1, message->envelope.size());
-    ++queue->publishedTotal;
+    ++queue->counters.published;
     if (!m_pager.admitToWindow(queue, message->envelope.size()))
         return m_pager.addToBacklog(queue, *message); // committed, counted, not held
     queue->ready().push_back(ReadyMessage{message, false, 0, nullptr});
@@ -107,7 +107,7 @@ bool DeliveryEngine::withdraw(Queue *queue, const QByteArray &messageId)
     if (it == ready.rend())
         return false;
     queue->addBytes(-it->message->envelope.size());
-    --queue->publishedTotal;
+    --queue->counters.published;
     ready.erase(std::next(it).base());
     m_live.release(messageId);
     return true;
@@ -121,7 +121,7 @@ void DeliveryEngine::evictForRoom(Queue *queue, qsizetype room, qint64 roomBytes
     };
     while (overLimit() && !queue->ready().empty()) {
         const MessagePtr evicted = dropReadyHead(queue, DeadLetterReason::Overflow);
-        ++queue->evictedTotal;
+        ++queue->counters.evicted;
         ++m_stats.evicted;
         qCDebug(lcRouter) << "evicted" << evicted->id << "from full queue" << queue->name();
     }
@@ -184,10 +184,10 @@ void DeliveryEngine::deliver(Queue *queue, Endpoint *endpoint, Consumer *consume
     stateFor(endpoint).unacked[id].append(queue);
     if (consumer)
         ++consumer->unacked;
-    ++queue->deliveredTotal;
+    ++queue->counters.delivered;
     ++m_stats.delivered;
     if (ready.redelivered) {
-        ++queue->redeliveredTotal;
+        ++queue->counters.redelivered;
         ++m_stats.redelivered;
     }
     m_store.markDelivered(queue->name(), id);
@@ -296,7 +296,7 @@ Status DeliveryEngine::ack(Endpoint *endpoint, const QByteArray &messageId)
         return refused;
     const Delivery delivery = takeDelivery(queue, messageId);
     queue->addBytes(-delivery.message->envelope.size());
-    ++queue->acknowledgedTotal;
+    ++queue->counters.acknowledged;
     ++m_stats.acknowledged;
     m_store.markAcknowledged(queue->name(), messageId);
     m_live.release(messageId);

@@ -365,7 +365,7 @@ void tst_Router::dropHeadEvicts()
     QCOMPARE(h.store.callsOf("evicted"), evicted);
     QCOMPARE(queue->readyCount(), ready);
     QCOMPARE(h.router->stats().evicted, quint64(evicted.size()));
-    QCOMPARE(queue->evictedTotal, quint64(evicted.size()));
+    QCOMPARE(queue->counters.evicted, quint64(evicted.size()));
     QCOMPARE(queue->bytes(), qint64(ready) * 100);
     QCOMPARE(h.memory.messageBytes(), qint64(ready) * 100);
     QCOMPARE(queue->ready().back().message->id, QByteArray("m3")); // the newest stays
