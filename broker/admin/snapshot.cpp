@@ -56,7 +56,7 @@ QJsonArray queues(const Router &router)
         };
         const metrics::QueueFigures f = metrics::queueFigures(*queue);
         for (const metrics::QueueFigureSpec &spec : metrics::kQueueFigureSpecs)
-            o.insert(QLatin1StringView(spec.snapshotName), f.*spec.field);
+            o.insert(QLatin1StringView(spec.snapshotName), spec.value(f));
         out.append(o);
     }
     return out;

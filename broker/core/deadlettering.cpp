@@ -128,7 +128,7 @@ void DeliveryEngine::deadLetter(Queue *queue, ReadyMessage taken, DeadLetterReas
             return;
         }
         if (Queue *origin = m_topology.queue(from))
-            ++origin->deadLetteredTotal;
+            ++origin->counters.deadLettered;
         ++m_stats.deadLettered[int(record->reason)];
         QList<Queue *> joined;
         for (const QString &name : targets) {

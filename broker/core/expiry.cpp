@@ -26,7 +26,7 @@ qint64 DeliveryEngine::dropExpiredHead(Queue *queue, qint64 nowMs, qint64 budget
         if (expiresAt == 0 || expiresAt > nowMs)
             break;
         dropReadyHead(queue, DeadLetterReason::Expired);
-        ++queue->expiredTotal;
+        ++queue->counters.expired;
         ++m_stats.expired;
         ++dropped;
         qCDebug(lcRouter) << "expired" << head->id << "in queue" << queue->name();

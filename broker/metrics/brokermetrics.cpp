@@ -397,7 +397,7 @@ QList<MetricFamily> BrokerMetrics::families()
             const QueueFigures f = queueFigures(*queue);
             const Labels labels{{QStringLiteral("queue"), queue->name()}};
             for (qsizetype i = 0; i < perQueue.size(); ++i)
-                perQueue[i].samples.append(Sample{labels, double(f.*kQueueFigureSpecs[i].field)});
+                perQueue[i].samples.append(Sample{labels, double(kQueueFigureSpecs[i].value(f))});
         }
     }
     out << perQueue;

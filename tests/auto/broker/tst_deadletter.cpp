@@ -162,7 +162,7 @@ void tst_DeadLetter::eachReason()
     QCOMPARE(dead.deadLetter->deliveryCount, deliveryCount);
     QVERIFY(qAbs(dead.deadLetter->at.msecsTo(QDateTime::currentDateTimeUtc())) < 60000);
     QCOMPARE(h.router->stats().deadLettered[int(dead.deadLetter->reason)], 1u);
-    QCOMPARE(h.queue("q").deadLetteredTotal, 1u);
+    QCOMPARE(h.queue("q").counters.deadLettered, 1u);
     // Counted once in memory, in the dead-letter queue's bytes only.
     QCOMPARE(h.queue("dlq").bytes(), envelope.size());
     QCOMPARE(h.queue("q").bytes(), h.queue("q").readyCount() * qint64(7));
