@@ -68,13 +68,14 @@ int main(int argc, char *argv[])
     parser.addOptions({
         {"export", "Write a metrics snapshot to <file> and exit (no window).", "file"},
         {"format", "Export format: prom, json or csv (default json).", "format"},
-        {"tab", "Start on this tab: overview, queues, exchanges, connections, ratelimits or audit.",
+        {"tab", "Start on this tab: overview, queues, exchanges, connections, ratelimits, audit or "
+                "talkers.",
          "tab"},
         {"queue",
          "Open the detail window of this queue (with --export: add the first 1000 of "
          "its messages' metadata to the JSON).",
          "queue"},
-        {"queue-tab", "The tab of --queue's window to show: bindings or messages.", "tab"},
+        {"queue-tab", "The tab of --queue's window to show: bindings, messages or deadletters.", "tab"},
         {"select",
          "Select these rows (queue names or connection ids, comma-separated) of the "
          "start tab's table once they are listed.",
@@ -104,6 +105,8 @@ int main(int argc, char *argv[])
         QueueDetailDialog *detail = window.openQueueDetail(parser.value("queue"));
         if (parser.value("queue-tab") == QLatin1String("messages"))
             detail->showMessagesTab();
+        else if (parser.value("queue-tab") == QLatin1String("deadletters"))
+            detail->showDeadLettersTab();
     }
     if (parser.isSet("profile")) {
         QSettings settings;

@@ -58,12 +58,12 @@ ${3:-}
 CONF
 }
 
-# run_broker: starts it on $work/config.toml (output in $work/broker.log) and waits for its
-# "ready on" line.
+# run_broker: starts it ($broker_binary if set, else the build's) on $work/config.toml (output in
+# $work/broker.log) and waits for its "ready on" line.
 run_broker() {
     local log=$work/broker.log
     : >"$log"
-    "$build/broker/ciphermq-broker" --config "$work/config.toml" >"$log" 2>&1 &
+    "${broker_binary:-$build/broker/ciphermq-broker}" --config "$work/config.toml" >"$log" 2>&1 &
     broker_pid=$!
     until grep -q " ready on " "$log"; do
         kill -0 "$broker_pid" 2>/dev/null || { cat "$log" >&2; exit 1; }

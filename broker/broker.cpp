@@ -34,6 +34,18 @@ constexpr int kMemorySampleMs = 200;
 
 namespace {
 
+// A data connection as the metrics see it, open (`backedUp` now) or at its close.
+metrics::ConnectionSample dataSample(const Session &session, bool backedUp)
+{
+    const SessionCounters &c = session.counters();
+    return metrics::ConnectionSample{
+        QStringLiteral("data"), session.identity().roles, c.bytesIn, c.bytesOut, c.slowEvents,
+        backedUp,
+        metrics::OpenTalker{session.identity().cn,
+                            metrics::TalkerFigures{c.messagesIn, c.deliveriesOut, c.requestsIn,
+                                                   c.bytesIn, c.bytesOut}}};
+}
+
 struct ServerTls
 {
     QSslConfiguration configuration;
@@ -202,17 +214,14 @@ void Broker::setUpMetrics()
     sources.connections = [this] {
         QList<metrics::ConnectionSample> all;
         all.reserve(m_sessions.size());
-        for (const Session *s : std::as_const(m_sessions)) {
-            const SessionCounters &c = s->counters();
-            all.append(metrics::ConnectionSample{QStringLiteral("data"), s->identity().roles,
-                                                 c.bytesIn, c.bytesOut, c.slowEvents,
-                                                 s->isBackedUp()});
-        }
+        for (const Session *s : std::as_const(m_sessions))
+            all.append(dataSample(*s, s->isBackedUp()));
         if (m_admin) {
             for (const AdminSession *s : m_admin->sessions()) {
                 const AdminCounters &c = s->counters();
                 all.append(metrics::ConnectionSample{QStringLiteral("admin"), s->identity().roles,
-                                                     c.bytesIn, c.bytesOut, 0, !s->isKeepingUp()});
+                                                     c.bytesIn, c.bytesOut, 0, !s->isKeepingUp(),
+                                                     {}}); // admins are not talkers
             }
         }
         return all;
@@ -455,10 +464,7 @@ void Broker::onSessionClosed(Session *session)
     m_presence->unsubscribe(*session);
     m_presence->disconnected(session->identity().cn);
     m_limiter->releaseConnection(session->identity().cn, session->identity().address);
-    const SessionCounters &c = session->counters();
-    m_metrics->connectionClosed(metrics::ConnectionSample{QStringLiteral("data"),
-                                                          session->identity().roles, c.bytesIn,
-                                                          c.bytesOut, c.slowEvents, false});
+    m_metrics->connectionClosed(dataSample(*session, false));
     if (m_shuttingDown && m_sessions.isEmpty())
         finishShutdown();
 }

@@ -4,8 +4,9 @@
 # temporary directory), sends messages with `cmq` (one receiver consuming, one queue filling
 # up, one sender bursting past its rate limit), then runs ciphermq-admin under Xvfb at
 # 1280x800 once per tab and captures the screen with ImageMagick's `import`. Then admin actions
-# (one by a read-only operator) for the Audit tab, the read-only console, and a client whose
-# certificate expires in 10 days for the alarm banner.
+# (one by a read-only operator) for the Audit tab, the read-only console, a dead-letter queue
+# for the Dead letters tab, and a client whose certificate expires in 10 days for the alarm
+# banner.
 #
 #   scripts/screenshots.sh [BUILD_DIR]     (default: build; needs ciphermq-broker, cmq and
 #                                           ciphermq-admin built there)
@@ -127,6 +128,39 @@ pids+=($!)
     done
 ) &
 pids+=($!)
+# Dead letters for the queue detail's Dead letters tab, and the Queues tab's TTL / DLX /
+# delivery-limit columns: worker-svc-1_audit dead-letters to a fanout exchange feeding
+# worker-svc-1_dlq; one of its messages is nacked with drop (rejected), then a 4 s TTL lets the
+# rest expire there. cmq has no command for these data-path requests, so a few lines of
+# Python send them over the same mutual TLS.
+raw() { # raw CN LINE...: one reply line per request line; "{id}" is the last fetched message
+    python3 - "$certs" "$data_port" "$@" <<'PY'
+import socket, ssl, sys
+certs, port, cn, lines = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
+context = ssl.create_default_context(cafile=f"{certs}/ca.crt")
+context.load_cert_chain(f"{certs}/{cn}.crt", f"{certs}/{cn}.key")
+with context.wrap_socket(socket.create_connection(("127.0.0.1", port)),
+                         server_hostname="localhost") as tls:
+    stream = tls.makefile("rwb")
+    fetched = ""
+    for line in lines:
+        stream.write(line.replace("{id}", fetched).encode() + b"\n")
+        stream.flush()
+        reply = stream.readline().decode().strip()
+        if reply.startswith("Message: "):
+            fetched = reply.split(" ")[1]
+        print(reply[:120])
+PY
+}
+raw worker-svc-1 "declare_exchange worker-svc-1_dlx fanout" "declare_queue worker-svc-1_dlq" \
+    "bind worker-svc-1_dlq worker-svc-1_dlx worker-svc-1_dlq" \
+    "queue_policy worker-svc-1_audit 0 drop-head dlx=worker-svc-1_dlx delivery_limit=3" >/dev/null
+for _ in $(seq 1 40); do # an audit message to reject (one every 1.5 s)
+    raw worker-svc-1 "fetch worker-svc-1_audit" "nack {id} drop" | grep -q NACK_CONFIRMED && break
+    sleep 0.5
+done
+raw worker-svc-1 "queue_policy worker-svc-1_audit 0 drop-head 4000" >/dev/null
+
 # One burst larger than the publish bucket: the Rate limits tab shows it drained, with
 # rejected requests.
 seq 1 150 | sed "s/^/burst /" | as publisher-svc-1 send --to receiver_2 --lines \
@@ -165,7 +199,14 @@ shot() { # shot NAME SECONDS ciphermq-admin-arguments...
 mkdir -p "$out"
 echo "Screenshots (DISPLAY $DISPLAY, 1280x800)"
 shot overview 45 "${admin_args[@]}" --tab overview
-shot queues 8 "${admin_args[@]}" --tab queues
+# 20 s: the depth sparklines and lag trends have a history to draw from.
+shot queues 20 "${admin_args[@]}" --tab queues
+# The dead letters of worker-svc-1_dlq: one rejected, the others expired.
+shot dead-letters 10 "${admin_args[@]}" --tab queues --queue worker-svc-1_dlq \
+    --queue-tab deadletters
+# Who floods the broker: sender_1 publishes most, receiver_1 takes its deliveries,
+# publisher-svc-1 trickles. Half a minute of snapshots gives the per-minute rates and the chart.
+shot talkers 35 "${admin_args[@]}" --tab talkers
 # The Messages tab of a queue with a backlog from two senders: receiver_2_queue, before
 # receiver_2 comes online (below).
 shot queue-messages 10 "${admin_args[@]}" --tab queues --queue receiver_2_queue \

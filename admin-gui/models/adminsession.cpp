@@ -32,6 +32,13 @@ AdminSession::AdminSession(QObject *parent) : QObject(parent)
                                                  reply.ok ? QString() : reply.error);
                     return;
                 }
+                if (reply.command == admin::AdminCommand::DeadLetters) {
+                    const QString line = m_pendingDeadLetters.take(id);
+                    Q_EMIT deadLettersReceived(line,
+                                               reply.ok ? reply.json().array() : QJsonArray(),
+                                               reply.ok ? QString() : reply.error);
+                    return;
+                }
                 const QString line = m_pendingActions.take(id);
                 if (!line.isEmpty())
                     Q_EMIT actionFinished(line, reply.ok,
@@ -78,6 +85,7 @@ void AdminSession::close()
     m_wanted = false;
     m_reconnectTimer.stop();
     m_pendingActions.clear();
+    m_pendingDeadLetters.clear();
     if (m_state != State::Disconnected) {
         m_client.disconnectFromBroker();
         setState(State::Disconnected, tr("Disconnected"));
@@ -153,6 +161,16 @@ void AdminSession::fetchQueueMessages(const QString &line)
 {
     if (m_client.send(line) == 0)
         Q_EMIT queueMessagesReceived({}, tr("Not connected to the broker"));
+}
+
+void AdminSession::fetchDeadLetters(const QString &line)
+{
+    const quint64 id = m_client.send(line);
+    if (id == 0) {
+        Q_EMIT deadLettersReceived(line, {}, tr("Not connected to the broker"));
+        return;
+    }
+    m_pendingDeadLetters.insert(id, line);
 }
 
 bool AdminSession::isReadOnly() const

@@ -49,6 +49,9 @@ public:
     void fetchAudit(int count);
     // A `queue_messages ...` line; the page comes as queueMessagesReceived.
     void fetchQueueMessages(const QString &line);
+    // A `dead_letters ...` line; the list comes as deadLettersReceived with the same line (the
+    // reply names no queue, so the line is how a view knows its own).
+    void fetchDeadLetters(const QString &line);
     // What the broker says about this identity (the snapshot's "session"): a read-only
     // operator (admin.readonly_cns) may watch but not act. False until the first snapshot.
     bool isReadOnly() const;
@@ -65,6 +68,9 @@ Q_SIGNALS:
     void auditReceived(const QJsonArray &entries);
     // `error` is empty when `page` is the broker's reply.
     void queueMessagesReceived(const QJsonObject &page, const QString &error);
+    // `error` is empty when `deadLetters` is the broker's reply to `line`.
+    void deadLettersReceived(const QString &line, const QJsonArray &deadLetters,
+                             const QString &error);
 
 private:
     void setState(State state, const QString &message);
@@ -76,6 +82,7 @@ private:
     QTimer m_reconnectTimer;
     QJsonObject m_lastSnapshot;
     QHash<quint64, QString> m_pendingActions;
+    QHash<quint64, QString> m_pendingDeadLetters;
     QString m_errorText;
     QString m_lastRawError;
     State m_state = State::Disconnected;

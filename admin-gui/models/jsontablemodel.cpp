@@ -160,11 +160,7 @@ QVariant JsonTableModel::data(const QModelIndex &index, int role) const
     const QVariant &value = m_cells[index.row()].at(index.column());
     switch (role) {
     case Qt::DisplayRole:
-        if (value.typeId() == QMetaType::Double) {
-            const double d = value.toDouble();
-            return d == qint64(d) ? QString::number(qint64(d)) : QString::number(d, 'f', 1);
-        }
-        return value;
+        return displayText(value, index.column());
     case SortRole:
         return value;
     case KeyRole:
@@ -187,6 +183,15 @@ QVariant JsonTableModel::data(const QModelIndex &index, int role) const
 QVariant JsonTableModel::extraData(const QJsonObject &, int, int) const
 {
     return {};
+}
+
+QVariant JsonTableModel::displayText(const QVariant &value, int) const
+{
+    if (value.typeId() == QMetaType::Double) {
+        const double d = value.toDouble();
+        return d == qint64(d) ? QString::number(qint64(d)) : QString::number(d, 'f', 1);
+    }
+    return value;
 }
 
 } // namespace cmq::admingui

@@ -49,6 +49,9 @@ protected:
     // Display value of a cell; the base formats numbers and sorts by the raw value.
     virtual QVariant cell(const QJsonObject &row, int column) const = 0;
     virtual QVariant extraData(const QJsonObject &row, int column, int role) const;
+    // The text shown for a cell's value; the base writes numbers without needless decimals.
+    // From the stored value alone, so painting stays as cheap as before.
+    virtual QVariant displayText(const QVariant &value, int column) const;
     // Whether a row must be redrawn; subclasses with derived columns (rates) add their own test.
     virtual bool rowDiffers(const QString &key, const QJsonObject &before,
                             const QJsonObject &after) const;

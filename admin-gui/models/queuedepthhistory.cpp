@@ -1,5 +1,7 @@
 #include "models/queuedepthhistory.h"
 
+#include <algorithm>
+
 #include <QJsonObject>
 
 namespace cmq::admingui {
@@ -14,7 +16,8 @@ void QueueDepthHistory::addSnapshot(const QJsonArray &queues, double seconds)
         const QJsonObject queue = value.toObject();
         Ring &ring = m_queues[queue.value(u"name").toString()];
         const DepthSample sample{seconds, queue.value(u"ready").toInteger(),
-                                 queue.value(u"unacked").toInteger()};
+                                 queue.value(u"unacked").toInteger(),
+                                 queue.value(u"oldest_ready_age_ms").toInteger()};
         if (ring.samples.size() < m_capacity) {
             ring.samples.append(sample);
         } else {
@@ -39,6 +42,32 @@ QList<DepthSample> QueueDepthHistory::samples(const QString &queue) const
     QList<DepthSample> ordered = it->samples.mid(it->next);
     ordered.append(it->samples.mid(0, it->next));
     return ordered;
+}
+
+int QueueDepthHistory::sampleCount(const QString &queue) const
+{
+    const auto it = m_queues.constFind(queue);
+    return it == m_queues.constEnd() ? 0 : int(it->samples.size());
+}
+
+DepthSample QueueDepthHistory::sampleAgo(const QString &queue, int back) const
+{
+    const auto it = m_queues.constFind(queue);
+    if (it == m_queues.constEnd() || back < 0 || back >= it->samples.size())
+        return {};
+    // The newest sample sits just before `next` (at the end while the ring is not full).
+    const int size = int(it->samples.size());
+    return it->samples.at(((it->next - 1 - back) % size + size) % size);
+}
+
+QList<DepthSample> QueueDepthHistory::recent(const QString &queue, int count) const
+{
+    const int held = std::min(count, sampleCount(queue));
+    QList<DepthSample> out;
+    out.reserve(held);
+    for (int back = held - 1; back >= 0; --back)
+        out.append(sampleAgo(queue, back));
+    return out;
 }
 
 } // namespace cmq::admingui

@@ -3,6 +3,10 @@
 #include <cmath>
 #include <utility>
 
+#include <QBrush>
+
+#include "models/palettecolors.h"
+
 namespace cmq::admingui {
 
 QueueTableModel::QueueTableModel(QObject *parent) : JsonTableModel(parent)
@@ -14,6 +18,7 @@ void QueueTableModel::updateQueues(const QJsonArray &queues, double seconds)
     const double elapsed = m_previousSeconds >= 0 ? seconds - m_previousSeconds : 0;
     QHash<QString, Totals> current;
     QHash<QString, Rates> rates;
+    QHash<QString, LagChange> trends;
     current.reserve(queues.size());
     rates.reserve(queues.size());
     for (const QJsonValue &value : queues) {
@@ -30,17 +35,21 @@ void QueueTableModel::updateQueues(const QJsonArray &queues, double seconds)
         }
         current.insert(name, totals);
         rates.insert(name, rate);
+        if (m_history)
+            trends.insert(name, lagTrendOf(*m_history, name));
     }
     m_previous = std::move(current);
     m_previousSeconds = seconds;
     m_previousRates = std::exchange(m_rates, std::move(rates));
+    m_previousTrends = std::exchange(m_trends, std::move(trends));
     update(queues);
 }
 
 bool QueueTableModel::rowDiffers(const QString &key, const QJsonObject &before,
                                  const QJsonObject &after) const
 {
-    return m_rates.value(key) != m_previousRates.value(key) || before != after;
+    return m_rates.value(key) != m_previousRates.value(key) ||
+           m_trends.value(key).trend != m_previousTrends.value(key).trend || before != after;
 }
 
 QString QueueTableModel::keyOf(const QJsonObject &row) const
@@ -50,9 +59,11 @@ QString QueueTableModel::keyOf(const QJsonObject &row) const
 
 QStringList QueueTableModel::headers() const
 {
-    return {tr("Name"),    tr("Owner"),     tr("Ready"),     tr("Oldest ready (s)"),
-            tr("Unacked"), tr("Consumers"), tr("Publish/s"), tr("Deliver/s"),
-            tr("Evicted"), tr("Limit"),     tr("Overflow")};
+    // Short headers (their tooltips say more): sixteen columns fit a 1280-pixel window.
+    return {tr("Name"),      tr("Owner"),     tr("Ready"),   tr("Oldest ready (s)"),
+            tr("Trend"),     tr("Depth"),     tr("Unacked"), tr("Consumers"),
+            tr("Publish/s"), tr("Deliver/s"), tr("Evicted"), tr("Limit"),
+            tr("Overflow"),  tr("TTL (s)"),   tr("DLX"),     tr("Delivery\nlimit")};
 }
 
 QVariant QueueTableModel::cell(const QJsonObject &row, int column) const
@@ -67,6 +78,10 @@ QVariant QueueTableModel::cell(const QJsonObject &row, int column) const
     case OldestReadyAge:
         // Tenths of a second: whole seconds show without decimals, a fresh backlog with one.
         return std::round(row.value(u"oldest_ready_age_ms").toDouble() / 100.0) / 10.0;
+    case LagTrendColumn:
+        return double(int(m_trends.value(row.value(u"name").toString()).trend));
+    case Depth:
+        return row.value(u"ready").toDouble() + row.value(u"unacked").toDouble();
     case Unacked:
         return row.value(u"unacked").toDouble();
     case Consumers:
@@ -81,9 +96,93 @@ QVariant QueueTableModel::cell(const QJsonObject &row, int column) const
         return row.value(u"max_length").toDouble();
     case Overflow:
         return row.value(u"overflow").toString();
+    case MessageTtl:
+        return row.value(u"message_ttl_ms").toDouble() / 1000.0;
+    case DeadLetter: {
+        const QString exchange = row.value(u"dead_letter_exchange").toString();
+        const QString key = row.value(u"dead_letter_routing_key").toString();
+        return exchange.isEmpty() || key.isEmpty() ? exchange
+                                                   : QStringLiteral("%1 → %2").arg(exchange, key);
+    }
+    case DeliveryLimit:
+        return row.value(u"delivery_limit").toDouble();
     default:
         return {};
     }
+}
+
+QVariant QueueTableModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (orientation == Qt::Horizontal && role == Qt::ToolTipRole) {
+        switch (section) {
+        case OldestReadyAge:
+            return tr("Lag as time: how long the next message to be delivered has waited");
+        case LagTrendColumn:
+            return tr("Whether the lag is growing, shrinking or steady over the last %1 s")
+                .arg(LagTrendWindowSeconds);
+        case Depth:
+            return tr("Ready + unacked messages, with their last snapshots drawn as a line");
+        case Limit:
+            return tr("The queue's length limit (max_length)");
+        case MessageTtl:
+            return tr("Message TTL in seconds (none: messages do not expire)");
+        case DeadLetter:
+            return tr("Dead-letter exchange (→ routing key, when the queue sets one)");
+        case DeliveryLimit:
+            return tr("Deliveries without an ack before a message is dead-lettered");
+        default:
+            break;
+        }
+    }
+    return JsonTableModel::headerData(section, orientation, role);
+}
+
+QVariant QueueTableModel::displayText(const QVariant &value, int column) const
+{
+    switch (column) {
+    case LagTrendColumn:
+        return lagTrendText(LagTrend(value.toInt()));
+    case MessageTtl:
+    case DeliveryLimit:
+        // 0 is "no TTL" / "no limit" in the protocol, not "expire at once".
+        if (value.toDouble() == 0)
+            return tr("none");
+        if (column == MessageTtl)
+            return QString::number(value.toDouble(), 'g', 6);
+        break;
+    default:
+        break;
+    }
+    return JsonTableModel::displayText(value, column);
+}
+
+QVariant QueueTableModel::extraData(const QJsonObject &row, int column, int role) const
+{
+    if (role == Qt::ForegroundRole && column == LagTrendColumn &&
+        m_trends.value(row.value(u"name").toString()).trend == LagTrend::Growing)
+        return QBrush(errorText()); // a backlog building up is what an operator looks for
+    if (role == Qt::ToolTipRole && column == LagTrendColumn) {
+        const LagChange change = m_trends.value(row.value(u"name").toString());
+        if (change.trend == LagTrend::Unknown)
+            return tr("Not enough snapshots yet to tell a trend");
+        const double perSecond = change.msPerSecond / 1000.0;
+        return tr("Lag %1: %2 s per second over the last %3 s")
+            .arg(lagTrendText(change.trend),
+                 (perSecond >= 0 ? QStringLiteral("+") : QString()) +
+                     QString::number(perSecond, 'f', 2),
+                 QString::number(change.overSeconds, 'f', 0));
+    }
+    if (role == Qt::ToolTipRole && column == DeadLetter) {
+        const QString exchange = row.value(u"dead_letter_exchange").toString();
+        if (exchange.isEmpty())
+            return tr("No dead-letter exchange set");
+        const QString key = row.value(u"dead_letter_routing_key").toString();
+        return key.isEmpty()
+                   ? tr("Dead letters go to exchange '%1' with their own routing key").arg(exchange)
+                   : tr("Dead letters go to exchange '%1' with routing key '%2'")
+                         .arg(exchange, key);
+    }
+    return JsonTableModel::extraData(row, column, role);
 }
 
 } // namespace cmq::admingui

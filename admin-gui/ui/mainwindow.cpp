@@ -61,6 +61,7 @@ MainWindow::MainWindow(QWidget *parent)
             &MainWindow::purgeSelectedQueue);
     connect(m_queuesPage->addActionButton(tr("Delete…")), &QPushButton::clicked, this,
             &MainWindow::deleteSelectedQueue);
+    addQueueTrendColumns();
     m_connectionsPage = new TablePage(&m_connections, tr("Filter connections (CN, address, …)"));
     connect(m_connectionsPage->addActionButton(tr("Disconnect…")), &QPushButton::clicked, this,
             &MainWindow::disconnectSelectedConnection);
@@ -87,6 +88,7 @@ MainWindow::MainWindow(QWidget *parent)
     // Error texts and file paths are the point of this table: room for them, up to a limit.
     m_auditPage->view()->horizontalHeader()->setMaximumSectionSize(640);
     m_tabs->addTab(m_auditPage, tr("Audit"));
+    addTalkersTab();
 
     m_banner->setWordWrap(true);
     m_banner->setVisible(false);
@@ -140,8 +142,8 @@ void MainWindow::connectTo(const ConnectionOptions &options)
 
 bool MainWindow::selectTab(const QString &name)
 {
-    static const QStringList names{"overview",    "queues",     "exchanges",
-                                   "connections", "ratelimits", "audit"};
+    static const QStringList names{"overview",   "queues", "exchanges", "connections",
+                                   "ratelimits", "audit",  "talkers"};
     const int index = names.indexOf(name.toLower());
     if (index < 0)
         return false;
@@ -191,6 +193,8 @@ QueueDetailDialog *MainWindow::openQueueDetail(const QString &queue)
     if (!detail) {
         detail = new QueueDetailDialog(queue, this);
         detail->attachSession(m_session);
+        connect(detail, &QueueDetailDialog::connectionRequested, this,
+                &MainWindow::showConnection);
         detail->setAttribute(Qt::WA_DeleteOnClose); // the QPointer turns null, see showSnapshot
         if (!m_session.lastSnapshot().isEmpty())
             updateQueueDetail(detail, m_session.lastSnapshot());
@@ -235,13 +239,15 @@ void MainWindow::showSnapshot(const QJsonObject &snapshot)
     split();
     const QJsonArray queues = snapshot.value("queues").toArray();
     const double uptime = broker.value("uptime_seconds").toDouble();
-    m_queues.updateQueues(queues, uptime);
+    m_depthHistory.addSnapshot(queues, uptime); // first: the queue table's lag trend reads it
     split();
-    m_depthHistory.addSnapshot(queues, uptime);
+    m_queues.updateQueues(queues, uptime);
+    m_queuesPage->view()->viewport()->update(); // sparklines move on even where rows did not
     split();
     m_connections.update(snapshot.value("connections").toArray());
     split();
     m_rateLimits.updateBuckets(snapshot.value("ratelimits").toObject());
+    showTalkers(snapshot);
     split();
     followSession(snapshot);
     followCluster(snapshot);
@@ -255,7 +261,7 @@ void MainWindow::showSnapshot(const QJsonObject &snapshot)
         updateQueueDetail(detail, snapshot);
     split();
     qCDebug(lcAdminUi) << "snapshot" << snapshot.value("sequence").toInteger()
-                       << "µs (cumulative): overview/queues/history/connections/ratelimits/"
+                       << "µs (cumulative): overview/history/queues/connections/ratelimits+talkers/"
                           "session/exchanges/details"
                        << splits;
 }
@@ -420,6 +426,11 @@ void MainWindow::onActionFinished(const QString &line, bool ok, const QString &m
         showBanner(tr("Deleted queue '%1' (%2 message(s) dropped).")
                        .arg(reply.value("queue").toString())
                        .arg(reply.value("messages_dropped").toInteger()),
+                   false);
+    else if (action == "requeue")
+        showBanner(tr("Requeued %1 message(s) from '%2'.")
+                       .arg(reply.value("requeued").toInteger())
+                       .arg(reply.value("queue").toString()),
                    false);
     else
         showBanner(tr("Disconnected connection %1 (%2).")

@@ -33,6 +33,7 @@ class ConnectDialog;
 class OverviewPage;
 class QueueDetailDialog;
 class TablePage;
+class TalkersPage;
 
 class MainWindow final : public QMainWindow
 {
@@ -42,7 +43,15 @@ class MainWindow final : public QMainWindow
 public:
     // Asked before a destructive action; true = go ahead. Tests replace the dialog.
     using Confirm = std::function<bool(const QString &title, const QString &text)>;
-    enum Tab { OverviewTab, QueuesTab, ExchangesTab, ConnectionsTab, RateLimitsTab, AuditTab };
+    enum Tab {
+        OverviewTab,
+        QueuesTab,
+        ExchangesTab,
+        ConnectionsTab,
+        RateLimitsTab,
+        AuditTab,
+        TalkersTab
+    };
 
     explicit MainWindow(QWidget *parent = nullptr);
 
@@ -53,8 +62,8 @@ public:
     QList<MainWindow *> openProfile(const ConnectionProfile &profile);
     // Adds the connected broker to the saved profile `name` (created when missing).
     bool addCurrentBrokerToProfile(QSettings &settings, const QString &name);
-    // "overview", "queues", "exchanges", "connections", "ratelimits" or "audit"; false when
-    // unknown.
+    // "overview", "queues", "exchanges", "connections", "ratelimits", "audit" or "talkers";
+    // false when unknown.
     bool selectTab(const QString &name);
 
     AdminSession &session() { return m_session; }
@@ -70,6 +79,12 @@ public:
     TablePage *queuesPage() { return m_queuesPage; }
     TablePage *connectionsPage() { return m_connectionsPage; }
     OverviewPage *overviewPage() { return m_overview; }
+    TalkersPage *talkersPage() { return m_talkersPage; }
+    // mainwindowtalkers.cpp: the Connections tab with this connection selected (a queue's
+    // consumer clicked in its detail window); false when the connection is not listed.
+    bool showConnection(quint64 connectionId);
+    // The Queues tab with the queues the selected connection consumes selected; returns them.
+    QStringList showQueuesOfSelectedConnection();
     const QueueDepthHistory &depthHistory() const { return m_depthHistory; }
     ConnectDialog *connectDialog() const;
     QueueDetailDialog *queueDetail(const QString &queue) const;
@@ -119,6 +134,8 @@ protected:
 
 private:
     void buildMenus();
+    // mainwindowqueues.cpp: the lag trend and the depth sparkline of the Queues tab.
+    void addQueueTrendColumns();
     void fillProfilesMenu(QMenu *menu);
     void addToProfileInteractively();
     void updateQueueDetail(QueueDetailDialog *detail, const QJsonObject &snapshot);
@@ -137,6 +154,9 @@ private:
     void followPastUnreachable();
     void followTo(const ConnectionOptions &next, const QString &why, int delayMs);
     void showBanner(const QString &text, bool error);
+    // mainwindowtalkers.cpp: the Talkers tab, and the links between consumers and connections.
+    void addTalkersTab();
+    void showTalkers(const QJsonObject &snapshot);
     // mainwindowbulk.cpp: Ctrl+Shift+P purges, Delete deletes / disconnects the selected rows.
     void addActionShortcuts();
     // mainwindowbulk.cpp: one confirmation for every selected row, then one request each.
@@ -166,6 +186,7 @@ private:
     TablePage *m_connectionsPage;
     TablePage *m_rateLimitsPage;
     TablePage *m_auditPage;
+    TalkersPage *m_talkersPage = nullptr;
     QTreeView *m_exchangeView;
     QLabel *m_state;
     QLabel *m_identity;

@@ -10,6 +10,7 @@
 
 #include "ui/mainwindow.h"
 #include "ui/tablepage.h"
+#include "ui/talkerspage.h"
 
 namespace cmq::admingui {
 
@@ -118,7 +119,10 @@ void MainWindow::refresh()
 
 void MainWindow::focusFilter()
 {
-    if (auto *page = qobject_cast<TablePage *>(m_tabs->currentWidget())) {
+    auto *page = qobject_cast<TablePage *>(m_tabs->currentWidget());
+    if (m_tabs->currentWidget() == m_talkersPage)
+        page = m_talkersPage->table();
+    if (page) {
         page->filter()->setFocus(Qt::ShortcutFocusReason);
         page->filter()->selectAll();
     }
@@ -134,6 +138,7 @@ void MainWindow::saveLayout(QSettings &settings) const
     settings.setValue("connections", m_connectionsPage->saveHeaderState());
     settings.setValue("ratelimits", m_rateLimitsPage->saveHeaderState());
     settings.setValue("audit", m_auditPage->saveHeaderState());
+    settings.setValue("talkers", m_talkersPage->table()->saveHeaderState());
     settings.setValue("exchanges", m_exchangeView->header()->saveState());
     settings.endGroup();
 }
@@ -151,6 +156,7 @@ void MainWindow::restoreLayout(QSettings &settings)
     m_connectionsPage->restoreHeaderState(settings.value("connections").toByteArray());
     m_rateLimitsPage->restoreHeaderState(settings.value("ratelimits").toByteArray());
     m_auditPage->restoreHeaderState(settings.value("audit").toByteArray());
+    m_talkersPage->table()->restoreHeaderState(settings.value("talkers").toByteArray());
     if (settings.contains("exchanges"))
         m_exchangeView->header()->restoreState(settings.value("exchanges").toByteArray());
     settings.endGroup();

@@ -14,6 +14,8 @@
 #include <QVBoxLayout>
 #include <QValueAxis>
 
+#include "ui/listtable.h"
+
 namespace cmq::admingui {
 
 namespace {
@@ -40,29 +42,22 @@ constexpr Figure Figures[] = {
     {"evicted", "Evicted"},
     {"publish_rate", "Publish /s"},
     {"deliver_rate", "Deliver /s"},
+    {"message_ttl_ms", "TTL (ms)"},
+    {"dead_letter_exchange", "Dead-letter exchange"},
+    {"dead_letter_routing_key", "Dead-letter key"},
+    {"delivery_limit", "Delivery limit"},
+    {"dead_lettered", "Dead-lettered"},
 };
 constexpr int FigureColumns = 5;
 
 QString text(const QJsonValue &value)
 {
     if (value.isString())
-        return value.toString();
+        return value.toString().isEmpty() ? QStringLiteral("–") : value.toString();
     if (!value.isDouble())
         return QStringLiteral("–");
     const double d = value.toDouble();
     return d == qint64(d) ? QLocale().toString(qint64(d)) : QLocale().toString(d, 'f', 1);
-}
-
-QTableView *makeTable(QAbstractItemModel *model)
-{
-    auto *view = new QTableView;
-    view->setModel(model);
-    view->setSelectionBehavior(QAbstractItemView::SelectRows);
-    view->setAlternatingRowColors(true);
-    view->verticalHeader()->hide();
-    view->horizontalHeader()->setStretchLastSection(true);
-    view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    return view;
 }
 
 QWidget *titled(const QString &title, QWidget *content)
@@ -77,7 +72,7 @@ QWidget *titled(const QString &title, QWidget *content)
 
 QueueDetailDialog::QueueDetailDialog(const QString &queue, QWidget *parent)
     : QDialog(parent), m_queue(queue), m_state(new QLabel),
-      m_messages(new QueueMessagesPanel(queue))
+      m_messages(new QueueMessagesPanel(queue)), m_deadLetters(new DeadLetterPanel(queue))
 {
     setWindowTitle(tr("Queue %1").arg(queue));
     auto *heading = new QLabel(queue);
@@ -89,10 +84,14 @@ QueueDetailDialog::QueueDetailDialog(const QString &queue, QWidget *parent)
     m_state->setStyleSheet(QStringLiteral("color:%1").arg(errorText().name()));
 
     auto *tables = new QSplitter(Qt::Horizontal);
-    QTableView *bindings = makeTable(&m_bindings);
+    QTableView *bindings = makeListTable(&m_bindings);
     bindings->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
     tables->addWidget(titled(tr("Bindings (exchange → routing key)"), bindings));
-    tables->addWidget(titled(tr("Consumers"), makeTable(&m_consumers)));
+    QTableView *consumers = makeListTable(&m_consumers);
+    consumers->setToolTip(tr("Click a consumer to show its connection on the Connections tab"));
+    connect(consumers, &QTableView::clicked, this,
+            [this](const QModelIndex &index) { requestConsumerConnection(index.row()); });
+    tables->addWidget(titled(tr("Consumers"), consumers));
     tables->setStretchFactor(0, 2);
     tables->setStretchFactor(1, 3);
     tables->setSizes({420, 700});
@@ -100,6 +99,7 @@ QueueDetailDialog::QueueDetailDialog(const QString &queue, QWidget *parent)
     m_tabs = new QTabWidget;
     m_tabs->addTab(tables, tr("Bindings and consumers"));
     m_tabs->addTab(m_messages, tr("Messages (metadata)"));
+    m_tabs->addTab(m_deadLetters, tr("Dead letters"));
 
     auto *split = new QSplitter(Qt::Vertical);
     split->addWidget(makeChart());
@@ -120,6 +120,13 @@ QueueDetailDialog::QueueDetailDialog(const QString &queue, QWidget *parent)
     layout->addWidget(split, 1);
     layout->addWidget(buttons);
     resize(1180, 720);
+}
+
+void QueueDetailDialog::requestConsumerConnection(int row)
+{
+    const QJsonObject consumer = m_consumers.rowObject(row);
+    if (!consumer.isEmpty())
+        Q_EMIT connectionRequested(quint64(consumer.value(u"id").toInteger()));
 }
 
 QWidget *QueueDetailDialog::makeFigures()
@@ -188,6 +195,7 @@ void QueueDetailDialog::showQueue(const QJsonObject &queue, const QJsonArray &bi
         it.value()->setText(text(queue.value(it.key())));
     m_bindings.updateBindings(bindings, m_queue);
     m_consumers.updateConsumers(connections, m_queue);
+    m_deadLetters->followQueue(queue);
     showHistory(history);
 }
 
@@ -214,6 +222,11 @@ void QueueDetailDialog::showHistory(const QList<DepthSample> &history)
 void QueueDetailDialog::showMessagesTab()
 {
     m_tabs->setCurrentWidget(m_messages);
+}
+
+void QueueDetailDialog::showDeadLettersTab()
+{
+    m_tabs->setCurrentWidget(m_deadLetters);
 }
 
 QString QueueDetailDialog::figure(const QString &name) const

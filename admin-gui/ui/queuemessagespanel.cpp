@@ -10,24 +10,19 @@
 
 #include "models/adminsession.h"
 #include "models/palettecolors.h"
+#include "ui/listtable.h"
 
 namespace cmq::admingui {
 
 QueueMessagesPanel::QueueMessagesPanel(const QString &queue, QWidget *parent)
     : QWidget(parent), m_filter(new QLineEdit), m_first(new QPushButton(tr("First"))),
       m_previous(new QPushButton(tr("◀ Previous"))), m_next(new QPushButton(tr("Next ▶"))),
-      m_reload(new QPushButton(tr("Reload"))), m_status(new QLabel), m_view(new QTableView)
+      m_reload(new QPushButton(tr("Reload"))), m_status(new QLabel), m_view(makeListTable(&m_model))
 {
     m_model.setQueue(queue);
     m_filter->setObjectName(QStringLiteral("messageFilter"));
     m_filter->setPlaceholderText(tr("Filter by sender CN or routing key (Enter)"));
     m_filter->setClearButtonEnabled(true);
-    m_view->setModel(&m_model);
-    m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_view->setAlternatingRowColors(true);
-    m_view->verticalHeader()->hide();
-    m_view->horizontalHeader()->setStretchLastSection(true);
-    m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
 
     connect(m_filter, &QLineEdit::returnPressed, this, [this] { setFilter(m_filter->text()); });
     connect(m_first, &QPushButton::clicked, this, &QueueMessagesPanel::showFirstPage);

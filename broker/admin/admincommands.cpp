@@ -83,6 +83,8 @@ void AdminCommands::execute(AdminSession &session, const admin::AdminRequest &re
         return session.sendReply(line(snapshot::connections(m_context, m_server.sessions())));
     case AdminCommand::RateLimits:
         return session.sendReply(line(snapshot::rateLimits(m_context)));
+    case AdminCommand::Talkers:
+        return session.sendReply(line(snapshot::talkers(m_context)));
     case AdminCommand::Purge:
         return purge(session, request.queue);
     case AdminCommand::DeleteQueue:

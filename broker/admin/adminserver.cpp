@@ -118,8 +118,9 @@ void AdminServer::admit(QSslSocket *socket)
     connect(session, &AdminSession::closed, this, [this](AdminSession *s) {
         m_sessions.remove(s->identity().connectionId);
         const AdminCounters &c = s->counters();
-        m_context.metrics.connectionClosed(metrics::ConnectionSample{
-            QString::fromLatin1(kListener), s->identity().roles, c.bytesIn, c.bytesOut, 0, false});
+        m_context.metrics.connectionClosed(
+            metrics::ConnectionSample{QString::fromLatin1(kListener), s->identity().roles,
+                                      c.bytesIn, c.bytesOut, 0, false, {}}); // admins: no talker
     });
     qCInfo(lcAdmin, "admin connection %llu: %s from %s", identity.connectionId, qPrintable(cn),
            qPrintable(identity.address.toString()));

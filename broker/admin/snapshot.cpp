@@ -56,7 +56,7 @@ QJsonArray queues(const Router &router)
         };
         const metrics::QueueFigures f = metrics::queueFigures(*queue);
         for (const metrics::QueueFigureSpec &spec : metrics::kQueueFigureSpecs)
-            o.insert(QLatin1StringView(spec.snapshotName), f.*spec.field);
+            o.insert(QLatin1StringView(spec.snapshotName), spec.value(f));
         out.append(o);
     }
     return out;
@@ -283,6 +283,24 @@ QJsonObject rateLimits(const AdminContext &context)
     };
 }
 
+QJsonArray talkers(const AdminContext &context)
+{
+    QJsonArray out;
+    for (const metrics::TalkerView &v : context.metrics.talkers()) {
+        out.append(QJsonObject{
+            {QStringLiteral("cn"), v.cn},
+            {QStringLiteral("connections"), v.connections},
+            {QStringLiteral("publishes"), count(v.figures.publishes)},
+            {QStringLiteral("deliveries"), count(v.figures.deliveries)},
+            {QStringLiteral("requests"), count(v.figures.requests)},
+            {QStringLiteral("bytes_in"), count(v.figures.bytesIn)},
+            {QStringLiteral("bytes_out"), count(v.figures.bytesOut)},
+            {QStringLiteral("idle_seconds"), v.idleSeconds},
+        });
+    }
+    return out;
+}
+
 QJsonObject full(const AdminContext &context, const QList<AdminSession *> &admins,
                  admin::Sections sections)
 {
@@ -309,6 +327,8 @@ QJsonObject full(const AdminContext &context, const QList<AdminSession *> &admin
         o.insert(QStringLiteral("connections"), connections(context, admins));
     if (sections & admin::Section::RateLimits)
         o.insert(QStringLiteral("ratelimits"), rateLimits(context));
+    if (sections & admin::Section::Talkers)
+        o.insert(QStringLiteral("talkers"), talkers(context));
     return o;
 }
 

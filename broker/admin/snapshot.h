@@ -32,6 +32,8 @@ QJsonObject connection(const Session &session, const Router &router);
 QJsonObject connection(const AdminSession &session);
 QJsonArray connections(const AdminContext &context, const QList<AdminSession *> &admins);
 QJsonObject rateLimits(const AdminContext &context);
+// Per client CN on the data listener: publishes, deliveries, requests and bytes (top talkers).
+QJsonArray talkers(const AdminContext &context);
 // The [rate_limit] rates, bursts and caps (not `enabled`), as the rate-limit view and the reload
 // summary show them.
 QJsonObject rateLimitSettings(const Config::RateLimit &r);

@@ -7,6 +7,7 @@
 // An admin's requeue moves dead letters back the same way. docs/PROTOCOL.md, "Dead-lettering".
 
 #include <algorithm>
+#include <utility>
 
 #include <QLoggingCategory>
 #include <QSet>
@@ -118,7 +119,7 @@ void DeliveryEngine::deadLetter(Queue *queue, ReadyMessage taken, DeadLetterReas
                             record->at,
                             record->deliveryCount};
     const QString from = queue->name();
-    m_store.moveEntries({move}, [this, message, record, targets, from](Status status) {
+    moveDeadLetter(std::move(move), [this, message, record, targets, from](Status status) {
         if (!status) {
             // Still stored in its queue: it comes back there at the next start.
             qCWarning(lcRouter, "dead-lettering %s from %s failed: %s", message->id.constData(),
@@ -127,7 +128,7 @@ void DeliveryEngine::deadLetter(Queue *queue, ReadyMessage taken, DeadLetterReas
             return;
         }
         if (Queue *origin = m_topology.queue(from))
-            ++origin->deadLetteredTotal;
+            ++origin->counters.deadLettered;
         ++m_stats.deadLettered[int(record->reason)];
         QList<Queue *> joined;
         for (const QString &name : targets) {
@@ -141,6 +142,28 @@ void DeliveryEngine::deadLetter(Queue *queue, ReadyMessage taken, DeadLetterReas
         for (Queue *target : std::as_const(joined))
             dispatch(target);
     });
+}
+
+DeliveryEngine::DeadLetterBatch::~DeadLetterBatch()
+{
+    if (--m_engine.m_deadLetterBatchDepth > 0 || m_engine.m_batchedMoves.isEmpty())
+        return;
+    // One transaction for all: 500 expiring at once are one commit, not 500. Each message's
+    // continuation runs in the order it was dead-lettered.
+    QList<storage::EntryMove> moves = std::exchange(m_engine.m_batchedMoves, {});
+    m_engine.m_store.moveEntries(
+        std::move(moves), [done = std::exchange(m_engine.m_batchedMovesDone, {})](Status status) {
+            for (const std::function<void(Status)> &each : done)
+                each(status);
+        });
+}
+
+void DeliveryEngine::moveDeadLetter(storage::EntryMove move, std::function<void(Status)> done)
+{
+    if (m_deadLetterBatchDepth == 0)
+        return m_store.moveEntries({std::move(move)}, std::move(done));
+    m_batchedMoves.append(std::move(move));
+    m_batchedMovesDone.append(std::move(done));
 }
 
 void DeliveryEngine::append(Queue *queue, ReadyMessage message)
@@ -176,6 +199,28 @@ void DeliveryEngine::requeueDeadLetters(Queue *queue, qint64 max,
         moving.append(std::move(ready));
     }
     queue->ready() = std::move(kept);
+    // All of them: those of the backlog too, moved in the database without paging them in.
+    // Issued after the window's moves, so its result comes after theirs.
+    if (max <= 0 && queue->backlog.messages > 0) {
+        auto windowResult = std::make_shared<Result<qint64>>(qint64(0));
+        requeueWindowDeadLetters(queue, std::move(moving), std::move(moves),
+                                 [windowResult](Result<qint64> r) { *windowResult = r; });
+        return requeueBacklogDeadLetters(
+            queue, [windowResult, done = std::move(done)](Result<qint64> backlog) {
+                if (!*windowResult)
+                    return done(*windowResult);
+                if (!backlog)
+                    return done(backlog);
+                done(windowResult->value() + backlog.value());
+            });
+    }
+    requeueWindowDeadLetters(queue, std::move(moving), std::move(moves), std::move(done));
+}
+
+void DeliveryEngine::requeueWindowDeadLetters(Queue *queue, QList<ReadyMessage> moving,
+                                              QList<storage::EntryMove> moves,
+                                              std::function<void(Result<qint64>)> done)
+{
     if (moves.isEmpty())
         return done(qint64(0));
     const QString from = queue->name();
@@ -210,6 +255,39 @@ void DeliveryEngine::requeueDeadLetters(Queue *queue, qint64 max,
             dispatch(source); // what was behind them
         done(qint64(moving.size()));
     });
+}
+
+void DeliveryEngine::requeueBacklogDeadLetters(Queue *queue,
+                                               std::function<void(Result<qint64>)> done)
+{
+    const QString from = queue->name();
+    const quint64 ticket = m_pager.beginBacklogMove(queue);
+    m_store.requeueBacklogDeadLetters(
+        from, queue->backlog.afterEntryId, queue->backlog.fromMessageId,
+        [this, from, ticket, done = std::move(done)](Result<QList<storage::RequeuedBacklog>> moved) {
+            Queue *source = m_topology.queue(from);
+            if (!moved) {
+                if (source)
+                    m_pager.endBacklogMove(source, ticket, 0, 0);
+                return done(Result<qint64>::failure(moved.error()));
+            }
+            qint64 messages = 0;
+            qint64 bytes = 0;
+            for (const storage::RequeuedBacklog &target : moved.value()) {
+                messages += target.messages;
+                bytes += target.bytes;
+                // Behind everything the original queue holds, paged in from there.
+                if (Queue *original = m_topology.queue(target.queue))
+                    m_pager.addToBacklog(original, target.messages, target.bytes,
+                                         target.firstMessageId);
+            }
+            if (source)
+                m_pager.endBacklogMove(source, ticket, messages, bytes);
+            m_stats.deadLettersRequeued += quint64(messages);
+            qCInfo(lcRouter, "requeued %lld dead letters of the backlog of %s",
+                   qlonglong(messages), qPrintable(from));
+            done(messages);
+        });
 }
 
 void DeliveryEngine::restoreDeadLetters(const QList<storage::DeadLetterEntry> &records)

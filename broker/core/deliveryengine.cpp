@@ -91,7 +91,7 @@ void DeliveryEngine::enqueue(Queue *queue, const MessagePtr &message)
     // and recorded). Unacked deliveries are never evicted: they are in a consumer's hands.
     if (!queue->rejectsWhenFull())
         evictForRoom(queue, 1, message->envelope.size());
-    ++queue->publishedTotal;
+    ++queue->counters.published;
     if (!m_pager.admitToWindow(queue, message->envelope.size()))
         return m_pager.addToBacklog(queue, *message); // committed, counted, not held
     queue->ready().push_back(ReadyMessage{message, false, 0, nullptr});
@@ -107,7 +107,7 @@ bool DeliveryEngine::withdraw(Queue *queue, const QByteArray &messageId)
     if (it == ready.rend())
         return false;
     queue->addBytes(-it->message->envelope.size());
-    --queue->publishedTotal;
+    --queue->counters.published;
     ready.erase(std::next(it).base());
     m_live.release(messageId);
     return true;
@@ -119,9 +119,10 @@ void DeliveryEngine::evictForRoom(Queue *queue, qsizetype room, qint64 roomBytes
         return queue->depth() + room > queue->maxLength() ||
                (queue->maxBytes() > 0 && queue->bytes() + roomBytes > queue->maxBytes());
     };
+    const DeadLetterBatch batch(*this); // those dead-lettered are moved in one transaction
     while (overLimit() && !queue->ready().empty()) {
         const MessagePtr evicted = dropReadyHead(queue, DeadLetterReason::Overflow);
-        ++queue->evictedTotal;
+        ++queue->counters.evicted;
         ++m_stats.evicted;
         qCDebug(lcRouter) << "evicted" << evicted->id << "from full queue" << queue->name();
     }
@@ -144,9 +145,13 @@ DeliveryFacts nextDeliveryFacts(const ReadyMessage &ready, bool withMeta)
     facts.redelivered = ready.redelivered;
     facts.deliveryCount = ready.deliveryCount + 1;
     facts.withMeta = withMeta;
-    if (ready.deadLetter)
-        facts.deadLetterReason =
-            QString::fromLatin1(deadLetterReasonName(ready.deadLetter->reason));
+    if (ready.deadLetter) {
+        const DeadLetterRecord &record = *ready.deadLetter;
+        facts.deadLetterReason = QString::fromLatin1(deadLetterReasonName(record.reason));
+        facts.deadLetterOriginalQueue = record.originalQueue;
+        facts.deadLetteredAtMs = record.at.toMSecsSinceEpoch();
+        facts.deadLetterDeliveryCount = record.deliveryCount;
+    }
     return facts;
 }
 
@@ -184,10 +189,10 @@ void DeliveryEngine::deliver(Queue *queue, Endpoint *endpoint, Consumer *consume
     stateFor(endpoint).unacked[id].append(queue);
     if (consumer)
         ++consumer->unacked;
-    ++queue->deliveredTotal;
+    ++queue->counters.delivered;
     ++m_stats.delivered;
     if (ready.redelivered) {
-        ++queue->redeliveredTotal;
+        ++queue->counters.redelivered;
         ++m_stats.redelivered;
     }
     m_store.markDelivered(queue->name(), id);
@@ -257,98 +262,6 @@ std::optional<ReadyMessage> DeliveryEngine::fetch(Endpoint *endpoint, const QStr
     return next;
 }
 
-Delivery DeliveryEngine::takeDelivery(Queue *queue, const QByteArray &messageId)
-{
-    Delivery delivery = queue->unacked().take(messageId);
-    if (delivery.consumer)
-        --delivery.consumer->unacked;
-    auto stateIt = m_endpoints.find(delivery.endpoint);
-    if (stateIt != m_endpoints.end()) {
-        auto idIt = stateIt->unacked.find(messageId);
-        if (idIt != stateIt->unacked.end()) {
-            idIt->removeOne(queue);
-            if (idIt->isEmpty())
-                stateIt->unacked.erase(idIt);
-        }
-    }
-    return delivery;
-}
-
-Queue *DeliveryEngine::awaitingQueue(Endpoint *endpoint, const QByteArray &messageId,
-                                     Status *error) const
-{
-    const auto stateIt = m_endpoints.constFind(endpoint);
-    const QList<Queue *> queues =
-        stateIt == m_endpoints.cend() ? QList<Queue *>{} : stateIt->unacked.value(messageId);
-    if (!queues.isEmpty())
-        return queues.first();
-    *error = failure(QStringLiteral("Message %1 is not awaiting acknowledgement from this "
-                                    "connection")
-                         .arg(QString::fromUtf8(messageId)));
-    return nullptr;
-}
-
-Status DeliveryEngine::ack(Endpoint *endpoint, const QByteArray &messageId)
-{
-    Status refused = success();
-    Queue *queue = awaitingQueue(endpoint, messageId, &refused);
-    if (!queue)
-        return refused;
-    const Delivery delivery = takeDelivery(queue, messageId);
-    queue->addBytes(-delivery.message->envelope.size());
-    ++queue->acknowledgedTotal;
-    ++m_stats.acknowledged;
-    m_store.markAcknowledged(queue->name(), messageId);
-    m_live.release(messageId);
-    dispatch(queue); // prefetch room freed
-    return success();
-}
-
-bool DeliveryEngine::awaitsAck(Endpoint *endpoint, const QByteArray &messageId) const
-{
-    const auto stateIt = m_endpoints.constFind(endpoint);
-    return stateIt != m_endpoints.cend() && stateIt->unacked.contains(messageId);
-}
-
-Status DeliveryEngine::nack(Endpoint *endpoint, const QByteArray &messageId, bool requeue)
-{
-    Status refused = success();
-    Queue *queue = awaitingQueue(endpoint, messageId, &refused);
-    if (!queue)
-        return refused;
-    Delivery delivery = takeDelivery(queue, messageId);
-    if (requeue) {
-        requeueFront(queue, {delivery});
-    } else {
-        ++m_stats.nackDropped;
-        queue->addBytes(-delivery.message->envelope.size());
-        giveUp(queue,
-               ReadyMessage{delivery.message, delivery.redelivered, delivery.deliveryCount,
-                            delivery.deadLetter},
-               DeadLetterReason::Rejected);
-    }
-    dispatch(queue);
-    return success();
-}
-
-void DeliveryEngine::requeueFront(Queue *queue, QList<Delivery> deliveries)
-{
-    // Newest first onto the front, so the oldest ends up first: original order is kept.
-    std::sort(deliveries.begin(), deliveries.end(),
-              [](const Delivery &a, const Delivery &b) { return a.seq > b.seq; });
-    const qint64 limit = queue->deadLetterPolicy().deliveryLimit;
-    for (const Delivery &d : deliveries) {
-        ReadyMessage back{d.message, true, d.deliveryCount, d.deadLetter};
-        if (limit > 0 && d.deliveryCount >= limit) {
-            // A poison message: it went out `limit` times and came back each time.
-            queue->addBytes(-d.message->envelope.size());
-            giveUp(queue, std::move(back), DeadLetterReason::DeliveryLimit);
-            continue;
-        }
-        queue->ready().push_front(std::move(back));
-    }
-}
-
 void DeliveryEngine::setPrefetch(Endpoint *endpoint, int prefetch)
 {
     EndpointState &state = stateFor(endpoint);
@@ -356,25 +269,6 @@ void DeliveryEngine::setPrefetch(Endpoint *endpoint, int prefetch)
     for (Consumer *consumer : state.consumers)
         consumer->prefetch = prefetch;
     endpointWritable(endpoint); // a larger window may allow more deliveries now
-}
-
-DeliveryEngine::ResendOutcome DeliveryEngine::resend(const QString &requester, bool isAdmin,
-                                                     const QByteArray &messageId)
-{
-    const QString *sender = m_live.senderOf(messageId);
-    if (!sender)
-        return ResendOutcome::NotFound;
-    if (!isAdmin && *sender != requester)
-        return ResendOutcome::Unauthorized;
-    // Deliveries still awaiting an ack go back to the head of their queue and out again;
-    // messages not yet delivered are already on their way.
-    for (Queue *queue : std::as_const(m_topology.queues())) {
-        if (!queue->unacked().contains(messageId))
-            continue;
-        requeueFront(queue, {takeDelivery(queue, messageId)});
-        dispatch(queue);
-    }
-    return ResendOutcome::Requested;
 }
 
 DeliveryEngine::EndpointState &DeliveryEngine::stateFor(Endpoint *endpoint)
@@ -485,29 +379,6 @@ void DeliveryEngine::endpointWritable(Endpoint *endpoint)
     const QList<Consumer *> consumers = it->consumers; // dispatch may touch m_endpoints
     for (Consumer *consumer : consumers)
         dispatch(consumer->queue);
-}
-
-void DeliveryEngine::expireUnacked()
-{
-    const qint64 limitMs = qint64(m_performance.ackTimeoutSec) * 1000;
-    const qint64 now = nowMs();
-    for (Queue *queue : std::as_const(m_topology.queues())) {
-        QList<QByteArray> expired;
-        for (auto it = queue->unacked().cbegin(); it != queue->unacked().cend(); ++it) {
-            if (now - it->deliveredAtMs >= limitMs)
-                expired.append(it.key());
-        }
-        if (expired.isEmpty())
-            continue;
-        QList<Delivery> deliveries;
-        for (const QByteArray &id : std::as_const(expired))
-            deliveries.append(takeDelivery(queue, id));
-        m_stats.ackTimeouts += quint64(expired.size());
-        qCInfo(lcRouter, "requeued %lld deliveries on %s after the ack timeout",
-               qlonglong(expired.size()), qPrintable(queue->name()));
-        requeueFront(queue, deliveries);
-        dispatch(queue);
-    }
 }
 
 } // namespace cmq

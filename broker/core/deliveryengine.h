@@ -20,6 +20,7 @@
 #include "core/message.h"
 #include "core/queue.h"
 #include "core/queuepager.h"
+#include "storage/routerstore.h" // EntryMove
 #include "util/result.h"
 
 namespace cmq {
@@ -106,8 +107,9 @@ public:
     // `budget` in all (run by a timer; public for tests). Returns how many.
     qint64 sweepExpired(qint64 budget);
 
-    // Admin: sends up to `max` (0 = all) of the dead letters ready in `queue` back to the queues
-    // they came from, once stored (core/deadlettering.cpp); `done` gets how many.
+    // Admin: sends up to `max` of the dead letters ready in `queue`'s window, or all of them
+    // (0, the backlog's in the database too), back to the queues they came from, once stored
+    // (core/deadlettering.cpp); `done` gets how many.
     void requeueDeadLetters(Queue *queue, qint64 max, std::function<void(Result<qint64>)> done);
     // Start-up, after restore(): the dead-letter records of the restored entries.
     void restoreDeadLetters(const QList<storage::DeadLetterEntry> &records);
@@ -123,6 +125,12 @@ public:
     Forgotten forgetQueue(Queue *queue);
 
 private:
+    // The two halves of a requeue (core/deadlettering.cpp): the dead letters taken out of the
+    // window, and those of the backlog, moved in the database only.
+    void requeueWindowDeadLetters(Queue *queue, QList<ReadyMessage> moving,
+                                  QList<storage::EntryMove> moves,
+                                  std::function<void(Result<qint64>)> done);
+    void requeueBacklogDeadLetters(Queue *queue, std::function<void(Result<qint64>)> done);
     struct EndpointState
     {
         int prefetch = 0;
@@ -150,6 +158,24 @@ private:
     // A message that has left `queue` (out of its lists, bytes uncounted, still held) goes to
     // the queues its dead-letter exchange routes it to, or is dropped when none takes it.
     void deadLetter(Queue *queue, ReadyMessage message, DeadLetterReason reason);
+    // While one is open, dead-letter moves wait and go to storage together, as one transaction,
+    // when the outermost closes (an expiry sweep or an eviction giving up on many at once);
+    // closed before control returns to the event loop.
+    class DeadLetterBatch
+    {
+        Q_DISABLE_COPY_MOVE(DeadLetterBatch)
+    public:
+        explicit DeadLetterBatch(DeliveryEngine &engine) : m_engine(engine)
+        {
+            ++m_engine.m_deadLetterBatchDepth;
+        }
+        ~DeadLetterBatch();
+
+    private:
+        DeliveryEngine &m_engine;
+    };
+    // Sends one dead letter's move, or keeps it for the open batch.
+    void moveDeadLetter(storage::EntryMove move, std::function<void(Status)> done);
     // Gives up on a message that has left `queue`: dead-lettered if asked, else dropped.
     void giveUp(Queue *queue, ReadyMessage message, DeadLetterReason reason);
     // Appends to `queue` (drop-head evicting to make room), held from now on.
@@ -167,6 +193,9 @@ private:
     std::unique_ptr<limits::Clock> m_ownClock;
     const limits::Clock &m_clock;
     QHash<Endpoint *, EndpointState> m_endpoints;
+    int m_deadLetterBatchDepth = 0;
+    QList<storage::EntryMove> m_batchedMoves;
+    QList<std::function<void(Status)>> m_batchedMovesDone;
     QTimer m_ackTimeoutTimer;
     QTimer m_expiryTimer;
     quint64 m_deliverySeq = 0;

@@ -13,11 +13,15 @@ QByteArray deliveryLines(const Message &message, const DeliveryFacts &facts)
     protocol::reply::DeliveryMeta meta;
     const QByteArray sender = message.sender.toUtf8();
     const QByteArray reason = facts.deadLetterReason.toUtf8();
+    const QByteArray originalQueue = facts.deadLetterOriginalQueue.toUtf8();
     meta.sender = sender;
     meta.publishedAtMs = message.sentTime.toMSecsSinceEpoch();
     meta.redelivered = facts.redelivered;
     meta.deliveryCount = facts.deliveryCount;
     meta.deadLetterReason = reason;
+    meta.deadLetterOriginalQueue = originalQueue;
+    meta.deadLetteredAtMs = facts.deadLetteredAtMs;
+    meta.deadLetterDeliveryCount = facts.deadLetterDeliveryCount;
     return protocol::reply::deliveryWithMeta(message.id, message.envelope, meta);
 }
 

@@ -16,8 +16,12 @@ struct DeliveryFacts
     int deliveryCount = 1; // deliveries of this message from this queue, this one included
     bool withMeta = false; // the consumer asked for the "Meta:" line (consume ... with-meta)
     // Why the message was dead-lettered (deadLetterReasonName), for the "Meta:" line; empty for
-    // any other message.
+    // any other message. With a reason, the rest of its record: where from, when, and its
+    // deliveries there without an ack.
     QString deadLetterReason;
+    QString deadLetterOriginalQueue;
+    qint64 deadLetteredAtMs = 0;
+    int deadLetterDeliveryCount = 0;
 };
 
 // The lines of one delivery as they go on the wire: "Message: ..." after "Redelivered: ..." or,

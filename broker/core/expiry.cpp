@@ -18,6 +18,7 @@ namespace cmq {
 
 qint64 DeliveryEngine::dropExpiredHead(Queue *queue, qint64 nowMs, qint64 budget)
 {
+    const DeadLetterBatch batch(*this); // those dead-lettered are moved in one transaction
     qint64 dropped = 0;
     while (dropped < budget && !queue->ready().empty()) {
         const MessagePtr head = queue->ready().front().message;
@@ -25,7 +26,7 @@ qint64 DeliveryEngine::dropExpiredHead(Queue *queue, qint64 nowMs, qint64 budget
         if (expiresAt == 0 || expiresAt > nowMs)
             break;
         dropReadyHead(queue, DeadLetterReason::Expired);
-        ++queue->expiredTotal;
+        ++queue->counters.expired;
         ++m_stats.expired;
         ++dropped;
         qCDebug(lcRouter) << "expired" << head->id << "in queue" << queue->name();
@@ -36,6 +37,7 @@ qint64 DeliveryEngine::dropExpiredHead(Queue *queue, qint64 nowMs, qint64 budget
 qint64 DeliveryEngine::sweepExpired(qint64 budget)
 {
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    const DeadLetterBatch batch(*this); // one transaction for the whole sweep
     qint64 dropped = 0;
     for (Queue *queue : m_topology.queues()) {
         if (dropped >= budget)

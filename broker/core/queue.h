@@ -12,6 +12,7 @@
 
 #include "core/deadletter.h"
 #include "core/message.h"
+#include "core/queuecounters.h"
 
 namespace cmq {
 
@@ -114,14 +115,8 @@ public:
     // The next consumer (round-robin) with prefetch room and an output that is not backed up.
     Consumer *nextConsumer();
 
-    // Counters for metrics and the admin view.
-    quint64 publishedTotal = 0;
-    quint64 deliveredTotal = 0;
-    quint64 acknowledgedTotal = 0;
-    quint64 evictedTotal = 0;
-    quint64 redeliveredTotal = 0;
-    quint64 expiredTotal = 0;
-    quint64 deadLetteredTotal = 0; // sent on to the dead-letter exchange
+    // Counted here, read as they are by metrics and the admin view.
+    QueueCounters counters;
 
 private:
     QString m_name;

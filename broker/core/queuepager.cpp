@@ -38,14 +38,40 @@ bool QueuePager::admitToWindow(const Queue *queue, qint64 bytes) const
 
 void QueuePager::addToBacklog(Queue *queue, const Message &message)
 {
+    addToBacklog(queue, 1, message.envelope.size(), message.id);
+}
+
+void QueuePager::addToBacklog(Queue *queue, qint64 messages, qint64 bytes,
+                              const QByteArray &firstMessageId)
+{
     Queue::Backlog &backlog = queue->backlog;
     // The backlog starts here: everything committed before this message is in memory (or
     // gone), and the entry ids of what joined the window on publish are not known here, so
     // the next page starts at this message's own entry.
     if (backlog.messages == 0 && backlog.readTicket == 0)
-        backlog.fromMessageId = message.id;
-    ++backlog.messages;
-    backlog.bytes += message.envelope.size();
+        backlog.fromMessageId = firstMessageId;
+    backlog.messages += messages;
+    backlog.bytes += bytes;
+    refill(queue);
+}
+
+quint64 QueuePager::beginBacklogMove(Queue *queue)
+{
+    // A page in flight has the old ticket: its result is stale now, and where it started is
+    // still where the next one starts.
+    const quint64 ticket = ++m_nextTicket;
+    queue->backlog.readTicket = ticket;
+    return ticket;
+}
+
+void QueuePager::endBacklogMove(Queue *queue, quint64 ticket, qint64 messages, qint64 bytes)
+{
+    Queue::Backlog &backlog = queue->backlog;
+    if (backlog.readTicket != ticket)
+        return; // purged or deleted meanwhile: nothing is counted any more
+    backlog.readTicket = 0;
+    backlog.messages = qMax<qint64>(0, backlog.messages - messages);
+    backlog.bytes = backlog.messages > 0 ? qMax<qint64>(0, backlog.bytes - bytes) : 0;
     refill(queue);
 }
 

@@ -40,6 +40,16 @@ public:
     // Whether a committed message of `bytes` joins the queue's window (else: its backlog).
     bool admitToWindow(const Queue *queue, qint64 bytes) const;
     void addToBacklog(Queue *queue, const Message &message);
+    // `messages` new entries (of `bytes`) behind everything the queue holds, the first of them
+    // `firstMessageId`'s (a requeue of a dead-letter queue's backlog).
+    void addToBacklog(Queue *queue, qint64 messages, qint64 bytes,
+                      const QByteArray &firstMessageId);
+    // Entries of the backlog are about to leave it in the database (a requeue): a page being
+    // read may hold them and is dropped (the next one starts where that one would have), and
+    // none is read, nor does a publish join the window, until endBacklogMove() with the ticket.
+    quint64 beginBacklogMove(Queue *queue);
+    // `messages` entries (of `bytes`) have left the backlog (none if the move failed).
+    void endBacklogMove(Queue *queue, quint64 ticket, qint64 messages, qint64 bytes);
     // Start-up: the queue holds `backlog` in all, of which the head up to `lastEntryId` is in
     // memory already (`heldMessages` of `heldBytes`).
     void restoreBacklog(Queue *queue, const storage::QueueBacklog &backlog, qint64 lastEntryId,

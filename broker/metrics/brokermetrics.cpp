@@ -40,6 +40,7 @@ BrokerMetrics::BrokerMetrics(QObject *parent)
     connect(&m_sampler, &QTimer::timeout, this, [this] {
         sampleStorage();
         sampleRates();
+        expireTalkers();
     });
     m_sampler.start();
 }
@@ -67,6 +68,32 @@ void BrokerMetrics::connectionClosed(const ConnectionSample &final)
     m_closedBytesIn += final.bytesIn;
     m_closedBytesOut += final.bytesOut;
     m_closedSlowEvents += final.slowEvents;
+    if (final.listener == QLatin1String("data"))
+        m_talkers.connectionClosed(final.talker.cn, final.talker.figures, m_uptime.elapsed());
+}
+
+QList<TalkerView> BrokerMetrics::talkers() const
+{
+    QList<OpenTalker> open;
+    if (m_sources.connections) {
+        for (const ConnectionSample &s : m_sources.connections()) {
+            if (s.listener == QLatin1String("data"))
+                open.append(s.talker);
+        }
+    }
+    return m_talkers.view(open, m_uptime.elapsed());
+}
+
+void BrokerMetrics::expireTalkers()
+{
+    QSet<QString> connected;
+    if (m_sources.connections) {
+        for (const ConnectionSample &s : m_sources.connections()) {
+            if (s.listener == QLatin1String("data"))
+                connected.insert(s.talker.cn);
+        }
+    }
+    m_talkers.expire(m_uptime.elapsed(), connected);
 }
 
 void BrokerMetrics::connectionRefused(const QString &listener, const QString &reason)
@@ -370,7 +397,7 @@ QList<MetricFamily> BrokerMetrics::families()
             const QueueFigures f = queueFigures(*queue);
             const Labels labels{{QStringLiteral("queue"), queue->name()}};
             for (qsizetype i = 0; i < perQueue.size(); ++i)
-                perQueue[i].samples.append(Sample{labels, double(f.*kQueueFigureSpecs[i].field)});
+                perQueue[i].samples.append(Sample{labels, double(kQueueFigureSpecs[i].value(f))});
         }
     }
     out << perQueue;

@@ -18,6 +18,7 @@
 #include "metrics/histogram.h"
 #include "metrics/metrictables.h"
 #include "metrics/prometheuswriter.h"
+#include "metrics/talkertotals.h"
 #include "storage/leaderelection.h"
 #include "storage/storage.h"
 
@@ -40,6 +41,7 @@ struct ConnectionSample
     quint64 bytesOut = 0;
     quint64 slowEvents = 0;
     bool slow = false;
+    OpenTalker talker; // data connections: its CN and what it did (the top talkers)
 };
 
 // Where live numbers come from; set once by the broker.
@@ -93,6 +95,8 @@ public:
     QJsonObject clusterJson() const; // the snapshot's "cluster" section
     QJsonObject memoryJson() const;
     static QJsonObject processJson();
+    // Per client CN on the data listener (docs/ADMIN-PROTOCOL.md, "Talker object").
+    QList<TalkerView> talkers() const;
 
     const Histogram &publishLatency() const { return m_publishLatency; }
     const Histogram &batchRecords() const { return m_batchRecords; }
@@ -103,6 +107,7 @@ public:
 
 private:
     void sampleRates();
+    void expireTalkers();
 
     MetricsSources m_sources;
     QJsonObject m_brokerInfo;
@@ -116,6 +121,7 @@ private:
     quint64 m_closedBytesIn = 0;
     quint64 m_closedBytesOut = 0;
     quint64 m_closedSlowEvents = 0;
+    TalkerTotals m_talkers;
 
     Histogram m_publishLatency;
     Histogram m_batchRecords;

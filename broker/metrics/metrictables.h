@@ -3,12 +3,14 @@
 // holds it, its name in the admin snapshot, its Prometheus family and that family's help. The
 // snapshot sections ("counters", "totals", "queues") and the Prometheus exposition all walk
 // these tables, so adding a metric is one field in its struct (for the router's counts,
-// core/routerstats.h), one row here and the line that counts it. Labelled families (per listener,
+// core/routerstats.h; for a queue's, core/queuecounters.h), one row here and the line that
+// counts it. Labelled families (per listener,
 // per reason, per bucket) and histograms are built in brokermetrics.cpp: their snapshot form is a
 // total, not the same shape.
 
 #include <QtGlobal>
 
+#include "core/queuecounters.h"
 #include "core/routerstats.h"
 
 namespace cmq::metrics {
@@ -150,25 +152,30 @@ inline constexpr GaugeSpec kTotalSpecs[] = {
      "Envelope bytes of the ready and unacknowledged messages over all queues."},
 };
 
-// One queue's figures (metrics/queuestats.h fills them).
+// One queue's figures (metrics/queuestats.h fills them): what it holds now, sampled, and its
+// counters, taken as the queue keeps them (core/queuecounters.h).
 struct QueueFigures
 {
     qint64 ready = 0;
     qint64 unacked = 0;
     qint64 consumers = 0;
     qint64 bytes = 0; // envelope bytes of ready + unacked messages
-    qint64 published = 0;
-    qint64 delivered = 0;
-    qint64 acknowledged = 0;
-    qint64 redelivered = 0;
-    qint64 evicted = 0;
-    qint64 expired = 0;
-    qint64 deadLettered = 0;
+    QueueCounters counters;
 };
+
+template <qint64 QueueFigures::*Field> constexpr qint64 queueGauge(const QueueFigures &f)
+{
+    return f.*Field;
+}
+
+template <quint64 QueueCounters::*Field> constexpr qint64 queueCount(const QueueFigures &f)
+{
+    return qint64(f.counters.*Field);
+}
 
 struct QueueFigureSpec
 {
-    qint64 QueueFigures::*field;
+    qint64 (*value)(const QueueFigures &);
     const char *snapshotName;   // in each object of the snapshot's "queues"
     const char *prometheusName; // labelled {queue="..."}
     bool counter;               // else a gauge
@@ -176,28 +183,29 @@ struct QueueFigureSpec
 };
 
 inline constexpr QueueFigureSpec kQueueFigureSpecs[] = {
-    {&QueueFigures::ready, "ready", "ciphermq_queue_messages_ready", false,
+    {queueGauge<&QueueFigures::ready>, "ready", "ciphermq_queue_messages_ready", false,
      "Messages waiting in the queue for a consumer."},
-    {&QueueFigures::unacked, "unacked", "ciphermq_queue_messages_unacked", false,
+    {queueGauge<&QueueFigures::unacked>, "unacked", "ciphermq_queue_messages_unacked", false,
      "Messages delivered from the queue and not yet acknowledged."},
-    {&QueueFigures::consumers, "consumers", "ciphermq_queue_consumers", false,
+    {queueGauge<&QueueFigures::consumers>, "consumers", "ciphermq_queue_consumers", false,
      "Consumers subscribed to the queue."},
-    {&QueueFigures::bytes, "bytes", "ciphermq_queue_messages_bytes", false,
+    {queueGauge<&QueueFigures::bytes>, "bytes", "ciphermq_queue_messages_bytes", false,
      "Envelope bytes of the ready and unacknowledged messages."},
-    {&QueueFigures::published, "published", "ciphermq_queue_messages_published_total", true,
-     "Messages enqueued in the queue."},
-    {&QueueFigures::delivered, "delivered", "ciphermq_queue_messages_delivered_total", true,
-     "Deliveries from the queue."},
-    {&QueueFigures::acknowledged, "acknowledged", "ciphermq_queue_messages_acknowledged_total",
-     true, "Acknowledged deliveries from the queue."},
-    {&QueueFigures::redelivered, "redelivered", "ciphermq_queue_messages_redelivered_total", true,
-     "Redeliveries from the queue."},
-    {&QueueFigures::evicted, "evicted", "ciphermq_queue_messages_evicted_total", true,
+    {queueCount<&QueueCounters::published>, "published", "ciphermq_queue_messages_published_total",
+     true, "Messages enqueued in the queue."},
+    {queueCount<&QueueCounters::delivered>, "delivered", "ciphermq_queue_messages_delivered_total",
+     true, "Deliveries from the queue."},
+    {queueCount<&QueueCounters::acknowledged>, "acknowledged",
+     "ciphermq_queue_messages_acknowledged_total", true, "Acknowledged deliveries from the queue."},
+    {queueCount<&QueueCounters::redelivered>, "redelivered",
+     "ciphermq_queue_messages_redelivered_total", true, "Redeliveries from the queue."},
+    {queueCount<&QueueCounters::evicted>, "evicted", "ciphermq_queue_messages_evicted_total", true,
      "Messages evicted from the queue when it was full."},
-    {&QueueFigures::expired, "expired", "ciphermq_queue_messages_expired_total", true,
+    {queueCount<&QueueCounters::expired>, "expired", "ciphermq_queue_messages_expired_total", true,
      "Messages dropped undelivered from the queue once past their TTL."},
-    {&QueueFigures::deadLettered, "dead_lettered", "ciphermq_queue_messages_dead_lettered_total",
-     true, "Messages the queue sent on to its dead-letter exchange."},
+    {queueCount<&QueueCounters::deadLettered>, "dead_lettered",
+     "ciphermq_queue_messages_dead_lettered_total", true,
+     "Messages the queue sent on to its dead-letter exchange."},
 };
 
 // The memory budget (limits/memorybudget.h), as the snapshot's "memory" shows it.

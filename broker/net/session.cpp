@@ -7,7 +7,7 @@
 #include "core/message.h"
 #include "handlers/dispatcher.h"
 #include "net/livenessclock.h"
-#include "protocol/lineframer.h"
+#include "net/requestframer.h"
 #include "protocol/replies.h"
 #include "protocol/request.h"
 
@@ -131,38 +131,34 @@ void Session::processBuffer()
             break;
         }
         const QByteArrayView rest = QByteArrayView(m_buffer).sliced(offset);
-        const protocol::Frame frame = protocol::takeLine(rest, m_limits.maxLineBytes, m_scanned);
-        if (frame.status == protocol::FrameStatus::Incomplete) {
+        const RequestFrame frame = nextRequestFrame(rest, m_limits.maxLineBytes, m_scanned);
+        if (frame.kind == RequestFrame::Kind::NeedMore) {
             m_scanned = frame.scanned;
             break;
         }
-        if (frame.status == protocol::FrameStatus::TooLong) {
+        if (frame.kind == RequestFrame::Kind::TooLong) {
             qCWarning(lcSession, "%s: request line over %lld bytes, closing",
                       qPrintable(m_identity.cn), qlonglong(m_limits.maxLineBytes));
             m_buffer.clear();
             m_scanned = 0;
-            closeWithError(reply::error(QByteArray("Line too long: the limit is ") +
-                                        QByteArray::number(m_limits.maxLineBytes) +
-                                        " bytes; closing the connection"));
+            closeWithError(frame.replyLine);
             return;
         }
         offset += frame.consumed;
         m_scanned = 0;
-        if (frame.status == protocol::FrameStatus::InvalidUtf8) {
+        if (frame.kind == RequestFrame::Kind::Refused) {
             const quint64 slot = reserveReply();
-            m_dispatcher.refuseMalformed(*this, reply::error("Invalid UTF-8 in request line"),
-                                         Reply(this, slot));
+            m_dispatcher.refuseMalformed(*this, frame.replyLine, Reply(this, slot));
             continue;
         }
-        handleLine(frame.line);
+        if (frame.kind == RequestFrame::Kind::Request)
+            handleLine(frame.line); // blank lines are keep-alives, not commands
     }
     m_buffer.remove(0, offset);
 }
 
 void Session::handleLine(QByteArrayView line)
 {
-    if (line.trimmed().isEmpty())
-        return; // blank lines are keep-alives, not commands
     ++m_counters.requestsIn;
     const protocol::ParseResult parsed = protocol::parseRequest(line);
     const quint64 slot = reserveReply();

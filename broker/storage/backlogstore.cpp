@@ -18,6 +18,24 @@ void RouterStore::senderOfQueued(const QByteArray &,
     done(std::optional<QString>{});
 }
 
+void RouterStore::requeueBacklogDeadLetters(
+    const QString &, qint64, const QByteArray &,
+    std::function<void(Result<QList<RequeuedBacklog>>)> done)
+{
+    done(QList<RequeuedBacklog>{});
+}
+
+QString backlogStart(const SqlSession &session, const QString &queue, qint64 afterEntryId,
+                     const QByteArray &fromMessageId)
+{
+    // A missing anchor matches nothing (NULL), never the entries already in memory.
+    if (fromMessageId.isEmpty())
+        return QStringLiteral("e.id > ") + SqlSession::integer(afterEntryId);
+    return QStringLiteral("e.id >= (SELECT a.id FROM queue_entries a WHERE a.queue = ") +
+           session.text(queue) + QStringLiteral(" AND a.message_id = ") +
+           session.text(QString::fromUtf8(fromMessageId)) + u')';
+}
+
 Result<QList<QueueBacklog>> loadQueueBacklogs(SqlSession &session)
 {
     using R = Result<QList<QueueBacklog>>;
@@ -51,13 +69,7 @@ Result<QueuePage> loadQueuePage(SqlSession &session, const QString &queue, qint6
 {
     using R = Result<QueuePage>;
     const QString queueLiteral = session.text(queue);
-    // A missing anchor matches nothing (NULL), never the entries already in memory.
-    const QString start =
-        fromMessageId.isEmpty()
-            ? QStringLiteral("e.id > ") + SqlSession::integer(afterEntryId)
-            : QStringLiteral("e.id >= (SELECT a.id FROM queue_entries a WHERE a.queue = ") +
-                  queueLiteral + QStringLiteral(" AND a.message_id = ") +
-                  session.text(QString::fromUtf8(fromMessageId)) + u')';
+    const QString start = backlogStart(session, queue, afterEntryId, fromMessageId);
     // The page's entries first, by a range scan of the (queue, id) index (migration 10), then
     // their metadata, bodies and dead-letter records by key: a LIMIT inside a derived table is
     // not flattened, so the planner cannot choose to join whole tables first (with a million

@@ -1,6 +1,9 @@
 #include "deadletterstore.h"
 
+#include <QHash>
 #include <QSqlQuery>
+
+#include "backlogstore.h"
 
 namespace cmq::storage {
 
@@ -78,6 +81,50 @@ Result<QList<DeadLetterEntry>> loadDeadLetters(SqlSession &session)
     if (st = session.finish(query); !st)
         return Result<QList<DeadLetterEntry>>::failure(st.error());
     return entries;
+}
+
+Result<QList<RequeuedBacklog>> requeueBacklogDeadLetters(SqlSession &session, const QString &queue,
+                                                          qint64 afterEntryId,
+                                                          const QByteArray &fromMessageId)
+{
+    using R = Result<QList<RequeuedBacklog>>;
+    const QString queueLiteral = session.text(queue);
+    // Read, then moved by moveEntries() in one transaction; this worker is the only writer in
+    // between, so nothing changes the selection meanwhile.
+    QSqlQuery query = session.newQuery(true);
+    Status st = session.run(
+        query,
+        QStringLiteral("SELECT e.message_id, d.original_queue, LENGTH(b.envelope) FROM "
+                       "queue_entries e JOIN dead_letters d ON d.queue = e.queue AND "
+                       "d.message_id = e.message_id JOIN queues q ON q.name = d.original_queue "
+                       "JOIN message_bodies b ON b.message_id = e.message_id WHERE e.queue = ") +
+            queueLiteral + QStringLiteral(" AND ") +
+            backlogStart(session, queue, afterEntryId, fromMessageId) +
+            QStringLiteral(" AND d.original_queue <> ") + queueLiteral +
+            QStringLiteral(" AND NOT EXISTS (SELECT 1 FROM queue_entries t WHERE t.queue = "
+                           "d.original_queue AND t.message_id = e.message_id) ORDER BY e.id"));
+    if (!st)
+        return R::failure(st.error());
+    QList<EntryMove> moves;
+    QList<RequeuedBacklog> targets;
+    QHash<QString, qsizetype> targetIndex;
+    while (query.next()) {
+        const QByteArray id = query.value(0).toString().toUtf8();
+        const QString original = query.value(1).toString();
+        moves.append(EntryMove{queue, id, {original}, {}, {}, {}, 0});
+        auto it = targetIndex.constFind(original);
+        if (it == targetIndex.cend()) {
+            it = targetIndex.insert(original, targets.size());
+            targets.append(RequeuedBacklog{original, 0, 0, id});
+        }
+        ++targets[*it].messages;
+        targets[*it].bytes += query.value(2).toLongLong();
+    }
+    if (st = session.finish(query); !st)
+        return R::failure(st.error());
+    if (st = moveEntries(session, moves); !st)
+        return R::failure(st.error());
+    return targets;
 }
 
 Status purgeFinishedDeadLetters(SqlSession &session)

@@ -17,6 +17,12 @@ Status moveEntries(SqlSession &session, const QList<EntryMove> &moves);
 // The records of the entries still waiting (a record outlives its entry until the next
 // cleanup; those are left out).
 Result<QList<DeadLetterEntry>> loadDeadLetters(SqlSession &session);
+// Requeue of the dead letters in `queue`'s backlog (its entries from the backlogStart() on,
+// none of them in memory): each whose original queue exists, is not `queue` and does not hold
+// the message already moves back there, all in one transaction. What each original queue got.
+Result<QList<RequeuedBacklog>> requeueBacklogDeadLetters(SqlSession &session, const QString &queue,
+                                                          qint64 afterEntryId,
+                                                          const QByteArray &fromMessageId);
 // Drops the records whose entry has left its queue (acknowledged, evicted, purged).
 Status purgeFinishedDeadLetters(SqlSession &session);
 

@@ -65,8 +65,12 @@ QString deleteOrphanBodies(const Lists &lists)
 const char UpdatesStatementName[] = "ciphermq_delivery_updates";
 // $1..$4: per message id, the delivered/acknowledged/evicted times in ms since the epoch (0 =
 // no such event in this batch). $5, $6: the (queue, message id) entries that left their queue;
-// $7, $8: those delivered and still there. One statement sees one snapshot, so the body delete
-// excludes the entries deleted beside it.
+// $7, $8: those delivered and still there. One statement sees one snapshot, in which the entries
+// deleted beside it still exist: a body goes when the message has no more entries than this
+// statement deleted. Counted per message through an index on message_id, not by looking
+// each remaining entry up in `gone`: with a generic plan's estimate of 10 rows per array that
+// look-up was a scan of `gone` per entry, quadratic in the batch (bench/README.md, "Where the
+// time goes").
 const char UpdatesStatement[] =
     "WITH u AS (SELECT id, NULLIF(d, 0) AS d, NULLIF(a, 0) AS a, NULLIF(e, 0) AS e "
     "FROM unnest($1::text[], $2::int8[], $3::int8[], $4::int8[]) AS x (id, d, a, e)), "
@@ -84,10 +88,10 @@ const char UpdatesStatement[] =
     "WHERE q.queue = d.queue AND q.message_id = d.id AND NOT q.delivered), "
     "gone AS (SELECT * FROM unnest($5::text[], $6::text[]) AS g (queue, id)), "
     "entries AS (DELETE FROM queue_entries q USING gone g "
-    "WHERE q.queue = g.queue AND q.message_id = g.id) "
-    "DELETE FROM message_bodies b WHERE b.message_id IN (SELECT id FROM gone) "
-    "AND NOT EXISTS (SELECT 1 FROM queue_entries q WHERE q.message_id = b.message_id "
-    "AND NOT EXISTS (SELECT 1 FROM gone g WHERE g.queue = q.queue AND g.id = q.message_id))";
+    "WHERE q.queue = g.queue AND q.message_id = g.id RETURNING q.message_id), "
+    "removed AS (SELECT message_id, count(*) AS n FROM entries GROUP BY message_id) "
+    "DELETE FROM message_bodies b USING removed r WHERE b.message_id = r.message_id "
+    "AND (SELECT count(*) FROM queue_entries q WHERE q.message_id = b.message_id) = r.n";
 
 // For this transaction only. Fire-and-forget state: no reason to wait for the disk (see
 // applyDeliveryUpdates). And find rows by index: the prepared statement's generic plan is made

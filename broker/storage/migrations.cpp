@@ -8,9 +8,9 @@ namespace cmq::storage {
 
 namespace {
 
-// Where a statement runs: both databases, or PostgreSQL only (SQLite then records the
-// migration's number without doing anything).
-enum class Runs { Everywhere, OnPostgresOnly };
+// Where a statement runs: both databases, or one of them only (a migration whose statements
+// all belong to the other database only records its number).
+enum class Runs { Everywhere, OnPostgresOnly, OnSqliteOnly };
 
 struct Statement
 {
@@ -201,6 +201,61 @@ const QList<Migration> &migrations()
          {
              {"CREATE INDEX queue_entries_queue_id ON queue_entries (queue, id)"},
          }},
+        {11,
+         "queue entries: one unique index on (message_id, queue) instead of two",
+         // Every queue entry had four index entries: id, UNIQUE (queue, message_id), message_id
+         // and (queue, id). Lookups by message id (envelope clean-up, retention, the resend
+         // check) and by (queue, message id) (ack, evict, dead-letter moves and their
+         // ON CONFLICT, which matches a unique index by its set of columns) are all served by
+         // one unique index on (message_id, queue): one index entry less per message written
+         // and deleted (bench/README.md, "Where the time goes"). SQLite cannot drop a
+         // table's UNIQUE constraint, so there the table is rebuilt (ids kept).
+         {
+             {"ALTER TABLE queue_entries RENAME TO queue_entries_before_11", Runs::OnSqliteOnly},
+             {R"(CREATE TABLE queue_entries (
+                    id {serial} PRIMARY KEY,
+                    queue TEXT NOT NULL,
+                    message_id TEXT NOT NULL,
+                    delivered {bool} NOT NULL DEFAULT {false}))",
+              Runs::OnSqliteOnly},
+             {"INSERT INTO queue_entries (id, queue, message_id, delivered) "
+              "SELECT id, queue, message_id, delivered FROM queue_entries_before_11",
+              Runs::OnSqliteOnly},
+             {"DROP TABLE queue_entries_before_11", Runs::OnSqliteOnly},
+             {"CREATE INDEX queue_entries_queue_id ON queue_entries (queue, id)",
+              Runs::OnSqliteOnly},
+             {"CREATE UNIQUE INDEX queue_entries_message_queue ON queue_entries (message_id, queue)"},
+             {"ALTER TABLE queue_entries DROP CONSTRAINT queue_entries_queue_message_id_key",
+              Runs::OnPostgresOnly},
+             {"DROP INDEX queue_entries_message_id", Runs::OnPostgresOnly},
+         }},
+        {12,
+         "PostgreSQL: metadata sent times indexed by block range",
+         // sent_time is read by the hourly retention purge alone, and metadata rows are written
+         // in about sent-time order: a BRIN index (a summary per 128 pages) narrows the purge
+         // like the B-tree did, without a B-tree insert per message. autosummarize: new ranges
+         // are summarized soon, not only by VACUUM (an unsummarized range is always read, so the
+         // purge finds the same rows either way). SQLite keeps its B-tree; it has no BRIN.
+         {
+             {"CREATE INDEX message_metadata_sent_time_brin ON message_metadata "
+              "USING brin (sent_time) WITH (autosummarize = on)",
+              Runs::OnPostgresOnly},
+             {"DROP INDEX message_metadata_sent_time", Runs::OnPostgresOnly},
+         }},
+        {13,
+         "PostgreSQL: queue entries keyed by (queue, id)",
+         // The primary key on id alone was one more index entry per queue entry, and no
+         // statement the broker sends looks an entry up by id alone: every read is a range of
+         // one queue in id order (the backlog pages, queue_messages), which (queue, id) serves.
+         // So (queue, id) becomes the key and its separate index of migration 10 goes. On SQLite
+         // id is the rowid and costs no index entry, so nothing changes there.
+         {
+             {"ALTER TABLE queue_entries DROP CONSTRAINT queue_entries_pkey",
+              Runs::OnPostgresOnly},
+             {"ALTER TABLE queue_entries ADD CONSTRAINT queue_entries_pkey PRIMARY KEY (queue, id)",
+              Runs::OnPostgresOnly},
+             {"DROP INDEX queue_entries_queue_id", Runs::OnPostgresOnly},
+         }},
     };
     return list;
 }
@@ -209,7 +264,9 @@ QStringList statementsFor(const Migration &migration, const Dialect &dialect)
 {
     QStringList statements;
     for (const Statement &statement : migration.statements) {
-        if (statement.runs == Runs::Everywhere || dialect.isPostgres())
+        const bool runsHere = statement.runs == Runs::Everywhere ||
+                              (statement.runs == Runs::OnPostgresOnly) == dialect.isPostgres();
+        if (runsHere)
             statements << dialect.expand(QLatin1StringView(statement.sql));
     }
     return statements;
@@ -227,7 +284,7 @@ Status ensureVersionTable(SqlSession &session)
                                                    "applied_at {time} NOT NULL)")));
 }
 
-Status applyAll(SqlSession &session)
+Status applyAll(SqlSession &session, int upToVersion)
 {
     if (Status st = ensureVersionTable(session); !st)
         return failure(QStringLiteral("cannot create schema_version: %1").arg(st.error()));
@@ -247,6 +304,8 @@ Status applyAll(SqlSession &session)
     for (const Migration &migration : migrations()) {
         if (migration.version <= current.value())
             continue;
+        if (upToVersion >= 0 && migration.version > upToVersion)
+            break;
         QStringList statements = statementsFor(migration, session.dialect());
         statements << QStringLiteral("INSERT INTO schema_version (version, description, "
                                      "applied_at) VALUES (%1, %2, %3)")
@@ -286,15 +345,15 @@ Result<int> currentSchemaVersion(SqlSession &session)
     return version;
 }
 
-Status migrate(SqlSession &session)
+Status migrate(SqlSession &session, int upToVersion)
 {
     if (!session.dialect().isServer)
-        return applyAll(session); // one process owns the SQLite file
+        return applyAll(session, upToVersion); // one process owns the SQLite file
 
     const QString key = QString::number(MigrationLockKey);
     if (Status st = session.exec(QStringLiteral("SELECT pg_advisory_lock(%1)").arg(key)); !st)
         return failure(QStringLiteral("cannot take the migration lock: %1").arg(st.error()));
-    const Status result = applyAll(session);
+    const Status result = applyAll(session, upToVersion);
     if (Status st = session.exec(QStringLiteral("SELECT pg_advisory_unlock(%1)").arg(key)); !st)
         qCWarning(lcStorage) << "cannot release the migration lock:" << st.error();
     return result;

@@ -10,10 +10,10 @@ namespace cmq::storage {
 // The newest schema version this binary knows.
 int latestSchemaVersion();
 
-// Brings the database up to latestSchemaVersion(). Refuses (and changes nothing) when the
-// database is newer than this binary, which would otherwise write rows an older layout does
-// not describe.
-Status migrate(SqlSession &session);
+// Brings the database up to latestSchemaVersion(), or to `upToVersion` (for tests of an upgrade
+// from an older schema). Refuses (and changes nothing) when the database is newer than this
+// binary, which would otherwise write rows an older layout does not describe.
+Status migrate(SqlSession &session, int upToVersion = -1);
 
 // The version recorded in the database (0 when it has no schema yet).
 Result<int> currentSchemaVersion(SqlSession &session);

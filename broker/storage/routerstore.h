@@ -37,6 +37,16 @@ struct EntryMove
     qint64 deliveryCount = 0;
 };
 
+// What requeueing a dead-letter queue's backlog sent to one original queue: counted into that
+// queue's backlog (the entries are new, behind everything it holds).
+struct RequeuedBacklog
+{
+    QString queue;
+    qint64 messages = 0;
+    qint64 bytes = 0;
+    QByteArray firstMessageId; // the first moved entry: where that backlog starts if it was empty
+};
+
 class RouterStore
 {
 public:
@@ -69,6 +79,11 @@ public:
                                std::function<void(Result<QueuePage>)> done);
     virtual void senderOfQueued(const QByteArray &messageId,
                                 std::function<void(Result<std::optional<QString>>)> done);
+    // Moves every dead letter of `queue`'s backlog (its entries from the page start on) back to
+    // its original queue, in one transaction, after every job issued before it.
+    virtual void requeueBacklogDeadLetters(const QString &queue, qint64 afterEntryId,
+                                           const QByteArray &fromMessageId,
+                                           std::function<void(Result<QList<RequeuedBacklog>>)> done);
 };
 
 } // namespace cmq::storage

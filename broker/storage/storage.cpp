@@ -1,9 +1,7 @@
 #include "storage.h"
 
 #include <atomic>
-#include <deque>
 
-#include <QHash>
 #include <QPointer>
 #include <QThread>
 #include <QTimer>
@@ -11,7 +9,7 @@
 #include <openssl/crypto.h>
 
 #include "deadletterstore.h"
-#include "deliverystore.h"
+#include "storage_p.h"
 #include "storagelog.h"
 #include "storageworker.h"
 #include "topologystore.h"
@@ -26,51 +24,7 @@ QString newConnectionName()
     return QStringLiteral("ciphermq-storage-%1").arg(counter.fetch_add(1) + 1);
 }
 
-QString notOpenError()
-{
-    return QStringLiteral("storage not open");
-}
-
-QString unavailableError()
-{
-    return QStringLiteral("storage unavailable");
-}
-
 } // namespace
-
-struct Storage::Pending
-{
-    struct Request
-    {
-        QList<MessageRecord> records;
-        QList<PublishResult> results;
-        qsizetype unresolved = 0;
-        std::function<void(QList<PublishResult>)> done;
-    };
-    using RequestPtr = std::shared_ptr<Request>;
-    struct Slot
-    {
-        RequestPtr request;
-        qsizetype index;
-    };
-    // A job that must not overtake publishes issued before it (see releaseOrdered()).
-    struct HeldJob
-    {
-        quint64 barrier;
-        std::function<void()> post;
-    };
-
-    std::deque<RequestPtr> waiting;
-    qsizetype frontTaken = 0; // records of waiting.front() already in a batch
-    quint64 recordsIssued = 0;
-    quint64 recordsReleased = 0; // handed to the worker, or failed without it
-    std::deque<HeldJob> held;
-    QList<DeliveryUpdate> updates;
-    // Delivered marks wait here up to DeliveredHoldMs: most deliveries are acknowledged within
-    // that time, and then the two go to the database together (one metadata update, and no
-    // queue-entry update for an entry about to be deleted).
-    QHash<std::pair<QString, QString>, QDateTime> heldDelivered; // (queue, message id) → when
-};
 
 Storage::Storage(const Config::Database &settings, const QByteArray &aesKey, QObject *parent)
     : QObject(parent), m_thread(new QThread(this)),
@@ -145,178 +99,6 @@ Result<RecoveredState> Storage::openAndRecover(qint64 fencingEpoch)
 bool Storage::isAvailable() const
 {
     return m_opened && m_available;
-}
-
-template <typename T> std::function<void(T)> Storage::onOwnThread(std::function<void(T)> done)
-{
-    // Called on the worker thread; `this` outlives the worker (see the destructor).
-    return [this, done = std::move(done)](T value) {
-        QMetaObject::invokeMethod(
-            this,
-            [done, value = std::move(value)]() mutable {
-                if (done)
-                    done(std::move(value));
-            },
-            Qt::QueuedConnection);
-    };
-}
-
-// --- Publishes: group commit -------------------------------------------------------------
-
-void Storage::publish(QList<MessageRecord> records, std::function<void(QList<PublishResult>)> done)
-{
-    auto request = std::make_shared<Pending::Request>();
-    request->records = std::move(records);
-    request->results.resize(request->records.size());
-    request->unresolved = request->records.size();
-    request->done = std::move(done);
-    m_pending->recordsIssued += request->records.size();
-
-    if (request->records.isEmpty() || !isAvailable()) {
-        const QString error = m_opened ? unavailableError() : notOpenError();
-        for (PublishResult &result : request->results)
-            result = {PublishOutcome::Failed, error};
-        m_stats.failedRecords += request->records.size();
-        m_pending->recordsReleased += request->records.size();
-        request->unresolved = 0;
-        // Answer asynchronously like every other outcome, so callers never re-enter.
-        QMetaObject::invokeMethod(
-            this,
-            [request] {
-                if (request->done)
-                    request->done(std::move(request->results));
-            },
-            Qt::QueuedConnection);
-        releaseOrdered();
-        return;
-    }
-    m_pending->waiting.push_back(std::move(request));
-    schedulePublishDispatch();
-}
-
-// Dispatch at the end of the current event-loop pass rather than at once: publishes read from
-// one socket read arrive together and should share the first transaction too.
-void Storage::schedulePublishDispatch()
-{
-    if (m_dispatchScheduled || m_batchInFlight)
-        return;
-    m_dispatchScheduled = true;
-    QMetaObject::invokeMethod(
-        this,
-        [this] {
-            m_dispatchScheduled = false;
-            dispatchPublishes();
-        },
-        Qt::QueuedConnection);
-}
-
-void Storage::dispatchPublishes()
-{
-    if (m_batchInFlight || m_pending->waiting.empty())
-        return;
-
-    QList<MessageRecord> batch;
-    QList<Pending::Slot> slots;
-    qint64 bytes = 0;
-    bool full = false;
-    while (!full && !m_pending->waiting.empty()) {
-        const Pending::RequestPtr &request = m_pending->waiting.front();
-        while (m_pending->frontTaken < request->records.size()) {
-            MessageRecord &record = request->records[m_pending->frontTaken];
-            const qint64 size = record.envelope.size() + 256; // + ids, names, row overhead
-            if (batch.size() >= MaxBatchRecords ||
-                (!batch.isEmpty() && bytes + size > MaxBatchBytes)) {
-                full = true;
-                break;
-            }
-            bytes += size;
-            batch.append(std::move(record)); // the request keeps only its results from here
-            slots.append({request, m_pending->frontTaken});
-            ++m_pending->frontTaken;
-        }
-        if (m_pending->frontTaken == request->records.size()) {
-            m_pending->waiting.pop_front();
-            m_pending->frontTaken = 0;
-        }
-    }
-
-    m_batchInFlight = true;
-    m_pending->recordsReleased += batch.size();
-    ++m_stats.publishBatches;
-    m_stats.publishRecords += batch.size();
-    m_stats.lastBatchRecords = int(batch.size());
-    m_stats.maxBatchRecords = qMax(m_stats.maxBatchRecords, int(batch.size()));
-
-    auto finished = [this, slots = std::move(slots)](StorageWorker::BatchReport report) {
-        m_batchInFlight = false;
-        m_stats.lastCommitMs = report.commitMs;
-        m_stats.maxCommitMs = qMax(m_stats.maxCommitMs, report.commitMs);
-        m_stats.totalCommitMs += report.commitMs;
-        std::vector<Pending::RequestPtr> completed;
-        for (qsizetype i = 0; i < slots.size(); ++i) {
-            const PublishResult result =
-                i < report.results.size()
-                    ? report.results[i]
-                    : PublishResult{PublishOutcome::Failed, QStringLiteral("internal error")};
-            switch (result.outcome) {
-            case PublishOutcome::Stored:
-                ++m_stats.storedRecords;
-                break;
-            case PublishOutcome::Duplicate:
-                ++m_stats.duplicateRecords;
-                break;
-            case PublishOutcome::Failed:
-                ++m_stats.failedRecords;
-                break;
-            }
-            const Pending::Slot &slot = slots[i];
-            slot.request->results[slot.index] = result;
-            if (--slot.request->unresolved == 0)
-                completed.push_back(slot.request);
-        }
-        // Everything that waited during this commit goes into the next one right away.
-        dispatchPublishes();
-        QPointer<Storage> alive(this);
-        for (const Pending::RequestPtr &request : completed) {
-            if (request->done)
-                request->done(std::move(request->results));
-            if (!alive)
-                return; // a callback destroyed the storage
-        }
-    };
-    QMetaObject::invokeMethod(
-        m_worker,
-        [worker = m_worker, batch = std::move(batch),
-         reply = onOwnThread<StorageWorker::BatchReport>(std::move(finished))] {
-            worker->publish(batch, reply);
-        },
-        Qt::QueuedConnection);
-    releaseOrdered();
-}
-
-void Storage::failWaitingPublishes(const QString &error)
-{
-    std::vector<Pending::RequestPtr> completed;
-    for (const Pending::RequestPtr &request : m_pending->waiting) {
-        const qsizetype first = request == m_pending->waiting.front() ? m_pending->frontTaken : 0;
-        for (qsizetype i = first; i < request->records.size(); ++i) {
-            request->results[i] = {PublishOutcome::Failed, error};
-            ++m_stats.failedRecords;
-            ++m_pending->recordsReleased;
-            if (--request->unresolved == 0)
-                completed.push_back(request);
-        }
-    }
-    m_pending->waiting.clear();
-    m_pending->frontTaken = 0;
-    releaseOrdered();
-    QPointer<Storage> alive(this);
-    for (const Pending::RequestPtr &request : completed) {
-        if (request->done)
-            request->done(std::move(request->results));
-        if (!alive)
-            return;
-    }
 }
 
 void Storage::setAvailable(bool available)

@@ -192,6 +192,9 @@ public:
     // The publisher of `messageId` while it waits in some queue; nullopt when in none.
     void senderOfQueued(const QByteArray &messageId,
                         std::function<void(Result<std::optional<QString>>)> done) override;
+    void requeueBacklogDeadLetters(
+        const QString &queue, qint64 afterEntryId, const QByteArray &fromMessageId,
+        std::function<void(Result<QList<RequeuedBacklog>>)> done) override;
 
     // False while the database is unreachable; publishes then fail fast with
     // "storage unavailable" instead of queueing without bound.

@@ -30,6 +30,19 @@ QString unavailableError()
     return QStringLiteral("storage unavailable");
 }
 
+// What a publisher is told when the epoch trigger (migration 3) refused the write: this node was
+// deposed (frozen, cut off) and another one is active. Never the database's own text, which
+// names tables, functions and the SQL (docs/PROTOCOL.md, "Publishing").
+QString publishFailure(const QString &databaseError)
+{
+    if (!databaseError.contains(QLatin1StringView("fenced: leadership epoch")))
+        return databaseError;
+    qCWarning(lcStorage).noquote() << "publish refused, this node is no longer the active one:"
+                                   << databaseError;
+    return QStringLiteral("Not the active node: another node has taken over, the message was "
+                          "not stored");
+}
+
 } // namespace
 
 StorageWorker::StorageWorker(const Config::Database &settings, const QByteArray &aesKey,
@@ -307,7 +320,7 @@ void StorageWorker::publish(const QList<MessageRecord> &records, Reply<BatchRepo
             break;
         }
         if (connectionAlive()) {
-            failAll(written.error());
+            failAll(publishFailure(written.error()));
             break;
         }
         // Committed or not? Only the database can say, once we can reach it again.

@@ -30,6 +30,7 @@ void printAdminUsage(FILE *out)
         "  metrics                      Prometheus text exposition\n"
         "  json                         the whole snapshot\n"
         "  queues | exchanges | bindings | connections | ratelimits\n"
+        "  talkers                      per client CN: publishes, deliveries, bytes\n"
         "  purge <queue>                drop the queue's ready messages\n"
         "  delete_queue <queue>         delete the queue and its messages\n"
         "  requeue <queue> [n]          send n (default all) dead letters back to their queues\n"

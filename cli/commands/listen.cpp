@@ -20,7 +20,9 @@ const QByteArray Usage =
         "and prints every message sent to us: its text and a newline, or with --json one JSON\n"
         "object per line: id, from, kind, payload (or payload_base64 when it is not UTF-8),\n"
         "redelivered, sent_time, correlation_id, and what the broker attests: sender (the\n"
-        "publisher's verified certificate CN), published_at, delivery_count, dead_letter_reason.\n"
+        "publisher's verified certificate CN), published_at, delivery_count and, for a dead\n"
+        "letter, dead_letter_reason, dead_letter_original_queue, dead_lettered_at,\n"
+        "dead_letter_delivery_count.\n"
         "Messages are acknowledged after they are printed;\n"
         "the same message id is printed once even when the broker delivers it again.\n\n"
         "Options:\n"
@@ -57,8 +59,16 @@ QByteArray asJson(const client::IncomingMessage &message)
                       message.publishedAt().toUTC().toString(Qt::ISODateWithMs));
     if (message.deliveryCount() > 0)
         object.insert(QStringLiteral("delivery_count"), message.deliveryCount());
-    if (!message.deadLetterReason().isEmpty())
+    if (!message.deadLetterReason().isEmpty()) {
         object.insert(QStringLiteral("dead_letter_reason"), message.deadLetterReason());
+        object.insert(QStringLiteral("dead_letter_original_queue"),
+                      message.deadLetterOriginalQueue());
+        if (message.deadLetteredAt().isValid())
+            object.insert(QStringLiteral("dead_lettered_at"),
+                          message.deadLetteredAt().toUTC().toString(Qt::ISODateWithMs));
+        object.insert(QStringLiteral("dead_letter_delivery_count"),
+                      message.deadLetterDeliveryCount());
+    }
     if (protocol::isValidUtf8(message.payload))
         object.insert(QStringLiteral("payload"), QString::fromUtf8(message.payload));
     else

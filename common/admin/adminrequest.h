@@ -33,6 +33,7 @@ enum class AdminCommand {
     QueueMessages,
     Definitions,
     DefinitionsImport,
+    Talkers,
     Unknown,
 };
 
@@ -43,10 +44,11 @@ enum class Section : quint8 {
     Bindings = 0x04,
     Connections = 0x08,
     RateLimits = 0x10,
+    Talkers = 0x20,
 };
 Q_DECLARE_FLAGS(Sections, Section)
 Q_DECLARE_OPERATORS_FOR_FLAGS(Sections)
-inline constexpr Sections AllSections = Sections(0x1F);
+inline constexpr Sections AllSections = Sections(0x3F);
 
 inline constexpr int MinWatchIntervalMs = 100;
 inline constexpr int MaxWatchIntervalMs = 60000;

@@ -33,6 +33,7 @@ constexpr protocol::words::CommandWord<AdminCommand> commands[] = {
     {"queue_messages", AdminCommand::QueueMessages},
     {"definitions", AdminCommand::Definitions},
     {"definitions_import", AdminCommand::DefinitionsImport},
+    {"talkers", AdminCommand::Talkers},
 };
 static_assert(std::size(commands) == static_cast<size_t>(AdminCommand::Unknown));
 
@@ -45,7 +46,7 @@ struct SectionEntry
 constexpr SectionEntry sections[] = {
     {"queues", Section::Queues},         {"exchanges", Section::Exchanges},
     {"bindings", Section::Bindings},     {"connections", Section::Connections},
-    {"ratelimits", Section::RateLimits},
+    {"ratelimits", Section::RateLimits}, {"talkers", Section::Talkers},
 };
 
 // An echo of client input in an error line: at most 64 characters, cut at a character.
@@ -123,8 +124,8 @@ AdminParseResult parseWatch(const QList<QByteArrayView> &args)
                                             [&](const SectionEntry &e) { return name == e.name; });
             if (found == std::end(sections)) {
                 return error("Invalid section '" + shortText(name) +
-                             "': expected queues, exchanges, bindings, connections or "
-                             "ratelimits");
+                             "': expected queues, exchanges, bindings, connections, "
+                             "ratelimits or talkers");
             }
             request.sections |= found->section;
         }

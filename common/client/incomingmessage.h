@@ -24,6 +24,10 @@ struct DeliveryFacts
     bool redelivered = false;
     int deliveryCount = 0;    // this delivery included; 0: not told
     QString deadLetterReason; // why it was dead-lettered; empty for any other message
+    // The rest of a dead letter's record; empty, invalid and 0 for any other message.
+    QString deadLetterOriginalQueue; // the queue it was dead-lettered from
+    QDateTime deadLetteredAt;        // when
+    int deadLetterDeliveryCount = 0; // its deliveries in that queue without an ack
 };
 
 struct IncomingMessage
@@ -48,6 +52,9 @@ struct IncomingMessage
     bool redelivered() const { return facts.redelivered; } // delivered before without an ack
     int deliveryCount() const { return facts.deliveryCount; }
     const QString &deadLetterReason() const { return facts.deadLetterReason; }
+    const QString &deadLetterOriginalQueue() const { return facts.deadLetterOriginalQueue; }
+    const QDateTime &deadLetteredAt() const { return facts.deadLetteredAt; }
+    int deadLetterDeliveryCount() const { return facts.deadLetterDeliveryCount; }
 };
 
 } // namespace cmq::client

@@ -36,6 +36,14 @@ DeliveryFacts factsFrom(const QJsonObject &meta)
     facts.redelivered = meta.value(QLatin1StringView("redelivered")).toBool();
     facts.deliveryCount = meta.value(QLatin1StringView("delivery_count")).toInt();
     facts.deadLetterReason = meta.value(QLatin1StringView("dead_letter_reason")).toString();
+    facts.deadLetterOriginalQueue =
+        meta.value(QLatin1StringView("dead_letter_original_queue")).toString();
+    facts.deadLetteredAt =
+        QDateTime::fromString(meta.value(QLatin1StringView("dead_lettered_at")).toString(),
+                              Qt::ISODateWithMs)
+            .toUTC();
+    facts.deadLetterDeliveryCount =
+        meta.value(QLatin1StringView("dead_letter_delivery_count")).toInt();
     return facts;
 }
 

@@ -197,9 +197,17 @@ QByteArray deliveryWithMeta(QByteArrayView messageId, QByteArrayView envelopeJso
         {QStringLiteral("redelivered"), meta.redelivered},
         {QStringLiteral("delivery_count"), meta.deliveryCount},
     };
-    if (!meta.deadLetterReason.isEmpty())
+    if (!meta.deadLetterReason.isEmpty()) {
+        // New keys only on dead letters: every other Meta line stays as it was.
         facts.insert(QStringLiteral("dead_letter_reason"),
                      QString::fromUtf8(meta.deadLetterReason));
+        facts.insert(QStringLiteral("dead_letter_original_queue"),
+                     QString::fromUtf8(meta.deadLetterOriginalQueue));
+        facts.insert(QStringLiteral("dead_lettered_at"),
+                     QDateTime::fromMSecsSinceEpoch(meta.deadLetteredAtMs, Qt::UTC)
+                         .toString(Qt::ISODateWithMs));
+        facts.insert(QStringLiteral("dead_letter_delivery_count"), meta.deadLetterDeliveryCount);
+    }
     QByteArray lines =
         line({"Meta: ", messageId, " ", QJsonDocument(facts).toJson(QJsonDocument::Compact)});
     lines += message(messageId, envelopeJson);

@@ -54,6 +54,11 @@ struct DeliveryMeta
     bool redelivered = false;        // delivered before and not acknowledged
     int deliveryCount = 1;           // this delivery included
     QByteArrayView deadLetterReason; // empty unless the message was dead-lettered
+    // The rest of a dead letter's record (told only with a reason): the queue it was
+    // dead-lettered from, when, and its deliveries there without an ack.
+    QByteArrayView deadLetterOriginalQueue;
+    qint64 deadLetteredAtMs = 0;
+    int deadLetterDeliveryCount = 0;
 };
 // "Meta: <id> {"sender":...}" immediately followed by "Message: <id> <json>". Replaces the
 // "Redelivered:" line (the meta says it), so only consumers that asked ever see it.

@@ -81,7 +81,7 @@ void tst_Admin::adminListenerAccess()
     if (refusal.isEmpty()) {
         QCOMPARE(
             parseAdminReply(client.request("help")).toObject().value("commands").toArray().size(),
-            20);
+            21);
         return;
     }
     // One error line, then the close; nothing a request could change.
@@ -102,7 +102,7 @@ void tst_Admin::help()
                                  "help",         "json",           "metrics",
                                  "purge",        "queue_messages", "queues",
                                  "ratelimits",   "reload",         "requeue",
-                                 "unwatch",      "watch"}));
+                                 "talkers",      "unwatch",        "watch"}));
 }
 
 void tst_Admin::queuesExchangesBindings()
@@ -330,7 +330,7 @@ void tst_Admin::watchAndUnwatch()
     const QJsonObject reply = parseAdminReply(watcher->request("watch 200")).toObject();
     QCOMPARE(reply.value("ok").toBool(), true);
     QCOMPARE(reply.value("interval_ms").toInt(), 200);
-    QCOMPARE(reply.value("sections").toArray().size(), 5);
+    QCOMPARE(reply.value("sections").toArray().size(), 6); // queues … ratelimits, talkers
     // The first snapshot comes at once, the next ones per interval, numbered.
     QElapsedTimer timer;
     timer.start();
@@ -411,6 +411,8 @@ void tst_Admin::cmqAdmin_data()
                                  << QByteArray("\"listener\": \"admin\"") << QByteArray();
     QTest::newRow("ratelimits") << "ops-admin" << QStringList{"ratelimits"} << 0
                                 << QByteArray("\"buckets\"") << QByteArray();
+    QTest::newRow("talkers") << "ops-admin" << QStringList{"talkers"} << 0
+                             << QByteArray("\"cn\": \"receiver_1\"") << QByteArray();
     QTest::newRow("exchanges") << "ops-admin" << QStringList{"exchanges"} << 0
                                << QByteArray("CipherMQ_exchange") << QByteArray();
     QTest::newRow("bindings") << "ops-admin" << QStringList{"bindings"} << 0

@@ -1,7 +1,12 @@
 // Presence against the real broker (docs/PROTOCOL.md, "Presence"): a subscriber in a presence
 // group is told who of its group is online, then who comes and goes (a leaver after the
-// debounce time); identities outside every group are refused; "presence off" stops it.
+// debounce time); a plain reconnect (disconnect, connect again) is seen offline then online, a
+// bounce within the debounce time not at all; identities outside every group are refused;
+// "presence off" stops it.
 
+#include <memory>
+
+#include <QElapsedTimer>
 #include <QtTest>
 
 #include "brokerprocess.h"
@@ -16,6 +21,7 @@ class tst_Presence : public QObject
 
 private Q_SLOTS:
     void comingAndGoing();
+    void plainReconnect();
     void refusedOutsideEveryGroup();
     void offStopsIt();
     void malformed();
@@ -61,6 +67,47 @@ void tst_Presence::comingAndGoing()
     QCOMPARE(svcA.request("heartbeat 60"), "Heartbeat 60");
     QCOMPARE(receiver.readLine(), "Presence: svc-a online");
     // Nothing else was said in between: the next line is the reply to this request.
+    QCOMPARE(receiver.request("qos 5"), "Qos set to 5");
+    QVERIFY(broker.terminate());
+}
+
+void tst_Presence::plainReconnect()
+{
+    constexpr int DebounceMs = 2000; // the default; room for a reconnect on a busy machine
+    BrokerProcess broker;
+    broker.set("acl.presence_groups", R"([["receiver_1", "sender_1"]])");
+    broker.set("acl.presence_debounce_ms", QString::number(DebounceMs));
+    QVERIFY2(broker.start(), broker.output().constData());
+    auto sender = std::make_unique<TestClient>("sender_1");
+    QVERIFY(sender->connectTo(broker.port()));
+    // A request first: this blocking test client sends the end of its handshake with it.
+    QCOMPARE(sender->request("heartbeat 60"), "Heartbeat 60");
+    TestClient receiver("receiver_1");
+    QVERIFY(receiver.connectTo(broker.port()));
+    QCOMPARE(receiver.request("presence"), "Presence on");
+    QCOMPARE(receiver.readLine(), "Presence: sender_1 online");
+
+    // Gone: told once the debounce time has passed, not before.
+    QElapsedTimer sinceClose;
+    sinceClose.start();
+    sender->disconnect();
+    QCOMPARE(receiver.readLine(), "Presence: sender_1 offline");
+    // Timers may fire up to 5% early (Qt's coarse timers).
+    QVERIFY2(sinceClose.elapsed() >= DebounceMs * 9 / 10,
+             qPrintable(QString::number(sinceClose.elapsed())));
+
+    // Back with a new connection: told at once.
+    sender = std::make_unique<TestClient>("sender_1");
+    QVERIFY(sender->connectTo(broker.port()));
+    QCOMPARE(sender->request("heartbeat 60"), "Heartbeat 60");
+    QCOMPARE(receiver.readLine(), "Presence: sender_1 online");
+
+    // A bounce within the debounce time is not news in either direction.
+    sender->disconnect();
+    sender = std::make_unique<TestClient>("sender_1");
+    QVERIFY(sender->connectTo(broker.port()));
+    QCOMPARE(sender->request("heartbeat 60"), "Heartbeat 60");
+    QVERIFY(receiver.nothingWithin(2 * DebounceMs));
     QCOMPARE(receiver.request("qos 5"), "Qos set to 5");
     QVERIFY(broker.terminate());
 }

@@ -2,7 +2,8 @@
 // second is a standby that sends data clients to the active one; kill -9 of the active in the
 // middle of a stream loses no ACKed message and delivers none that got an error; SIGTERM hands
 // over without waiting for a lease; and an active frozen past its lease commits nothing once
-// the other node has taken over, then steps down and comes back as a standby.
+// the other node has taken over, then steps down and comes back as a standby. A deposed node's
+// publishes get the documented "Not the active node" line, never the database's error text.
 
 #include <csignal>
 #include <memory>
@@ -23,6 +24,12 @@
 #include "testpostgres.h"
 
 using namespace cmq::test;
+
+namespace {
+// docs/PROTOCOL.md, "Publishing": a deposed node's refusal.
+const QByteArray NotActive =
+    "Error: Not the active node: another node has taken over, the message was not stored";
+} // namespace
 
 namespace {
 
@@ -56,6 +63,7 @@ private Q_SLOTS:
     void killActiveMidStream();
     void sigtermHandsOverAtOnce();
     void frozenActiveIsFenced();
+    void deposedNodeAnswersPublishesCleanly();
     void sqliteSecondNodeIsStandby();
     void clientLibraryFollowsTheActive();
 
@@ -225,8 +233,11 @@ void tst_Cluster::frozenActiveIsFenced()
     QTRY_VERIFY2_WITH_TIMEOUT(m_b.output().contains("ran out"), m_b.output().constData(), 10000);
     QCOMPARE(::kill(pid_t(m_a.pid()), SIGCONT), 0);
 
-    for (QByteArray line = sender.readLine(5000); !line.isNull(); line = sender.readLine(5000))
+    for (QByteArray line = sender.readLine(5000); !line.isNull(); line = sender.readLine(5000)) {
         QVERIFY2(!line.startsWith("ACK "), line.constData());
+        // Only documented lines: the fenced refusal or the shutdown notice, no SQL text.
+        QVERIFY2(line == NotActive || line == "Server shutting down", line.constData());
+    }
     // Nothing of it reached the database, and the old node is a standby now.
     QSqlDatabase db = m_database->connection();
     QSqlQuery query(db);
@@ -236,6 +247,38 @@ void tst_Cluster::frozenActiveIsFenced()
     QCOMPARE(query.value(0).toInt(), 0);
     QTRY_COMPARE_WITH_TIMEOUT(haGreeting(m_a.port()), haRedirectTo(m_b.port()), 60000);
     QCOMPARE(haDrain(m_b.port(), "receiver_1_frozen"), (QSet<QByteArray>{"before"}));
+}
+
+void tst_Cluster::deposedNodeAnswersPublishesCleanly()
+{
+    // Deposed without knowing it yet: its next lease renewal is a minute away, and meanwhile
+    // the epoch moves on, as when another node takes over. Its writes cannot commit; its
+    // publishers are told so in the documented words.
+    configure(m_a, "node-a", 120000, 60000);
+    QVERIFY2(m_a.start(), m_a.output().constData());
+    QVERIFY(haDeclare(m_a.port(), "receiver_1_deposed"));
+    TestClient sender("sender_1");
+    QVERIFY(sender.connectTo(m_a.port()));
+    QCOMPARE(sender.request("publish CipherMQ_exchange receiver_1_deposed " + haEnvelope("kept")),
+             "ACK kept");
+    QSqlDatabase db = m_database->connection();
+    QSqlQuery query(db);
+    QVERIFY2(query.exec("UPDATE cluster_leader SET epoch = epoch + 1 WHERE id = 1"),
+             qPrintable(query.lastError().text()));
+
+    QCOMPARE(sender.request("publish CipherMQ_exchange receiver_1_deposed " + haEnvelope("late")),
+             NotActive);
+    sender.send("publish_batch CipherMQ_exchange receiver_1_deposed [" + haEnvelope("late-1") +
+                ',' + haEnvelope("late-2") + ']');
+    QCOMPARE(sender.readLines(2), (QList<QByteArray>{NotActive + " for message late-1",
+                                                     NotActive + " for message late-2"}));
+    QVERIFY2(query.exec("SELECT count(*) FROM message_metadata WHERE message_id LIKE 'late%'"),
+             qPrintable(query.lastError().text()));
+    QVERIFY(query.next());
+    QCOMPARE(query.value(0).toInt(), 0);
+    // The database's own words stay in the node's log.
+    QTRY_VERIFY2_WITH_TIMEOUT(m_a.output().contains("no longer the active one"),
+                              m_a.output().constData(), 10000);
 }
 
 // One SQLite file: the second broker waits on the file lock as a standby and takes over when

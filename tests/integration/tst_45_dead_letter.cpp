@@ -3,7 +3,8 @@
 // delivery limit) moves the message, envelope byte for byte, to the dead-letter queue with its
 // record in the database; the admin view shows the records, they survive kill -9, and the
 // admin's requeue sends the messages back (audited). A kill -9 while dead-letter moves are
-// being written leaves every message in exactly one queue. Who may name a dead-letter exchange.
+// being written leaves every message in exactly one queue. The record's four facts are the same
+// in the admin view and in a consumer's Meta line. Who may name a dead-letter exchange.
 
 #include <memory>
 #include <vector>
@@ -73,6 +74,8 @@ private Q_SLOTS:
     void cleanup() { m_databases.clear(); }
     void eachReasonAndRequeue_data() { addDrivers(); }
     void eachReasonAndRequeue();
+    void recordInAdminAndMeta_data() { addDrivers(); }
+    void recordInAdminAndMeta();
     void killDuringMoves_data() { addDrivers(); }
     void killDuringMoves();
     void whoMayNameADeadLetterExchange();
@@ -254,6 +257,82 @@ void tst_DeadLetter::eachReasonAndRequeue()
     }
     QCOMPARE(actions,
              (QStringList{"requeue both-svc_dlq requeued=1", "requeue both-svc_dlq requeued=3"}));
+    QVERIFY(broker->terminate());
+}
+
+void tst_DeadLetter::recordInAdminAndMeta()
+{
+    // All four facts of a record (reason, original queue, time, delivery count) are stored and
+    // shown the same to an admin and to a consumer that asked for metadata, before and after
+    // kill -9.
+    QFETCH(QString, driver);
+    const auto broker = newBroker(driver);
+    QVERIFY2(broker->start(), broker->output().constData());
+    auto owner = std::make_unique<TestClient>("both-svc");
+    QVERIFY(owner->connectTo(broker->port()));
+    declare(*owner);
+    TestClient sender("sender_1");
+    QVERIFY(sender.connectTo(broker->port()));
+    QCOMPARE(sender.request("publish CipherMQ_exchange " + Inbox + ' ' + envelope("m-1")),
+             "ACK m-1");
+    QCOMPARE(owner->request("fetch " + Inbox), "Message: m-1 " + envelope("m-1"));
+    QCOMPARE(owner->request("nack m-1 requeue"), "NACK_CONFIRMED m-1");
+    owner->send("fetch " + Inbox);
+    QCOMPARE(owner->readLines(2),
+             (QList<QByteArray>{"Redelivered: m-1", "Message: m-1 " + envelope("m-1")}));
+    const QDateTime before = QDateTime::currentDateTimeUtc().addMSecs(-1);
+    QCOMPARE(owner->request("nack m-1 drop"), "NACK_CONFIRMED m-1");
+    BrokerDatabase db(*broker, postgres());
+    QVERIFY2(db.isOpen(), qPrintable(db.error()));
+    QTRY_COMPARE_WITH_TIMEOUT(
+        db.number("SELECT COUNT(*) FROM dead_letters WHERE message_id = 'm-1' AND queue = "
+                  "'both-svc_dlq' AND reason = 'rejected' AND original_queue = 'both-svc_in' "
+                  "AND delivery_count = 2 AND dead_lettered_at IS NOT NULL"),
+        qint64(1), 30000);
+    const QDateTime after = QDateTime::currentDateTimeUtc().addMSecs(1);
+
+    QString at;
+    {
+        const auto ops = admin();
+        const QJsonArray records = array(ops->request("dead_letters " + DeadLetters));
+        QCOMPARE(described(records), QStringList{"m-1 rejected both-svc_in 2"});
+        at = records.first().toObject().value("dead_lettered_at").toString();
+        const QDateTime when = QDateTime::fromString(at, Qt::ISODateWithMs);
+        QVERIFY2(when >= before && when <= after, qPrintable(at));
+    }
+    const auto checkMeta = [&](bool redelivered) {
+        owner->send("fetch " + DeadLetters + " with-meta");
+        const QByteArray metaLine = owner->readLine();
+        QVERIFY2(metaLine.startsWith("Meta: m-1 "), metaLine.constData());
+        const QJsonObject facts = QJsonDocument::fromJson(metaLine.mid(10)).object();
+        QCOMPARE(owner->readLine(), "Message: m-1 " + envelope("m-1"));
+        QCOMPARE(facts.value("sender").toString(), QStringLiteral("sender_1"));
+        QCOMPARE(facts.value("redelivered").toBool(), redelivered);
+        QCOMPARE(facts.value("dead_letter_reason").toString(), QStringLiteral("rejected"));
+        QCOMPARE(facts.value("dead_letter_original_queue").toString(),
+                 QString::fromUtf8(Inbox));
+        QCOMPARE(facts.value("dead_lettered_at").toString(), at);
+        QCOMPARE(facts.value("dead_letter_delivery_count").toInt(), 2);
+    };
+    checkMeta(false);
+    QCOMPARE(owner->request("nack m-1 requeue"), "NACK_CONFIRMED m-1");
+    QTRY_COMPARE_WITH_TIMEOUT(
+        db.number("SELECT COUNT(*) FROM queue_entries WHERE message_id = 'm-1' AND delivered"),
+        qint64(1), 30000);
+
+    // The record comes back from the database as it was stored.
+    broker->kill();
+    QVERIFY2(broker->start(), broker->output().constData());
+    owner = std::make_unique<TestClient>("both-svc");
+    QVERIFY(owner->connectTo(broker->port()));
+    {
+        const auto ops = admin();
+        const QJsonArray records = array(ops->request("dead_letters " + DeadLetters));
+        QCOMPARE(described(records), QStringList{"m-1 rejected both-svc_in 2"});
+        QCOMPARE(records.first().toObject().value("dead_lettered_at").toString(), at);
+    }
+    checkMeta(true);
+    QCOMPARE(owner->request("ack m-1"), "ACK_CONFIRMED m-1");
     QVERIFY(broker->terminate());
 }
 

@@ -1,6 +1,6 @@
 // What the console remembers and how it is driven from the keyboard, without a broker: saved
 // profiles round-trip through QSettings (file paths only, never a key's contents), the admin
-// identity is the certificate's CN (not its file name), Ctrl+1..6 switch tabs, Ctrl+F goes to
+// identity is the certificate's CN (not its file name), Ctrl+1..7 switch tabs, Ctrl+F goes to
 // the filter, column widths, sort order and window geometry come back in a new window, the
 // highlight colours follow a dark palette, and the About box names the versions.
 
@@ -146,7 +146,7 @@ void tst_ConsoleSettings::tabShortcuts()
     QApplication::setActiveWindow(&window);
     QVERIFY(QTest::qWaitForWindowActive(&window));
     const int tabs = window.tabs()->count();
-    QCOMPARE(tabs, 6); // Overview … Rate limits, Audit
+    QCOMPARE(tabs, 7); // Overview … Rate limits, Audit, Talkers
     for (int i = tabs - 1; i >= 0; --i) {
         QTest::keyClick(&window, Qt::Key(Qt::Key_1 + i), Qt::ControlModifier);
         QCOMPARE(window.tabs()->currentIndex(), i);

@@ -89,6 +89,7 @@ private Q_SLOTS:
     void ownRoutingKeyOrTheQueues();
     void expiredDeadLetterIsNotPassedOn();
     void requeueSendsBack();
+    void manyAtOnceAreOneMove();
     void restoredRecordsComeBack();
 };
 
@@ -161,7 +162,7 @@ void tst_DeadLetter::eachReason()
     QCOMPARE(dead.deadLetter->deliveryCount, deliveryCount);
     QVERIFY(qAbs(dead.deadLetter->at.msecsTo(QDateTime::currentDateTimeUtc())) < 60000);
     QCOMPARE(h.router->stats().deadLettered[int(dead.deadLetter->reason)], 1u);
-    QCOMPARE(h.queue("q").deadLetteredTotal, 1u);
+    QCOMPARE(h.queue("q").counters.deadLettered, 1u);
     // Counted once in memory, in the dead-letter queue's bytes only.
     QCOMPARE(h.queue("dlq").bytes(), envelope.size());
     QCOMPARE(h.queue("q").bytes(), h.queue("q").readyCount() * qint64(7));
@@ -269,6 +270,29 @@ void tst_DeadLetter::expiredDeadLetterIsNotPassedOn()
     QCOMPARE(h.ids("q"), QStringList{});
     QCOMPARE(h.ids("dlq"), QStringList{});
     QCOMPARE(h.memory.messageBytes(), 0);
+}
+
+void tst_DeadLetter::manyAtOnceAreOneMove()
+{
+    // A lower max length evicts five at once: one storage transaction for the five, not five,
+    // and each still gets its record once it has committed.
+    Harness h;
+    h.policy(10, 0, toDlx({}, true));
+    h.publish({"m1", "m2", "m3", "m4", "m5", "m6", "m7"});
+    h.policy(2, 0, toDlx({}, true));
+    QCOMPARE(h.ids("q"), (QStringList{"m6", "m7"}));
+    QCOMPARE(h.store.callsOf("move"),
+             QStringList{"move q m1 -> dlq overflow;move q m2 -> dlq overflow;"
+                         "move q m3 -> dlq overflow;move q m4 -> dlq overflow;"
+                         "move q m5 -> dlq overflow"});
+    h.store.commitAll();
+    QCOMPARE(h.ids("dlq"), (QStringList{"m1", "m2", "m3", "m4", "m5"}));
+    for (const ReadyMessage &dead : h.queue("dlq").ready()) {
+        QVERIFY(dead.deadLetter);
+        QCOMPARE(dead.deadLetter->reason, DeadLetterReason::Overflow);
+        QCOMPARE(dead.deadLetter->originalQueue, "q");
+    }
+    QCOMPARE(h.router->stats().deadLettered[int(DeadLetterReason::Overflow)], 5u);
 }
 
 void tst_DeadLetter::requeueSendsBack()

@@ -169,7 +169,7 @@ void tst_DeliveryEngine::settle()
     QCOMPARE(h.memory.messageBytes(), bytes);
     QCOMPARE(h.router->stats().acknowledged, quint64(how == "ack"));
     QCOMPARE(h.router->stats().nackDropped, quint64(how == "nack"));
-    QCOMPARE(h.queue().acknowledgedTotal, quint64(how == "ack"));
+    QCOMPARE(h.queue().counters.acknowledged, quint64(how == "ack"));
 
     // Settled once: a second ack or nack of it is refused.
     QCOMPARE(h.router->ack(&a, "m1").error(),
@@ -347,7 +347,7 @@ void tst_DeliveryEngine::expiredMessagesAreNeverDelivered()
     FakeEndpoint fetcher(1);
     QCOMPARE(h.fetch(fetcher), QByteArray());
     QCOMPARE(h.router->stats().expired, 2u);
-    QCOMPARE(h.queue().expiredTotal, 2u);
+    QCOMPARE(h.queue().counters.expired, 2u);
     QCOMPARE(h.queue().bytes(), 0);
     QVERIFY(h.store.calls.contains("evicted q m1"));
     QCOMPARE(h.memory.messageBytes(), 0);

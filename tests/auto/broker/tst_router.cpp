@@ -1,64 +1,24 @@
-// The router's topology registry and publish coordinator against an in-memory store: every
-// outcome of a publish with its counters and reply lines, commits that settle the publishes of
-// the same id waiting on them, admission under reject-publish counting what is in flight,
-// drop-head eviction, and the admin purge and delete. No database, no sockets.
+// The router's publish coordinator against an in-memory store (the topology registry is
+// tst_topology): every outcome of a publish with its counters and reply lines, commits that settle
+// the publishes of the same id waiting on them, admission under reject-publish counting what is in
+// flight, drop-head eviction, and the admin purge and delete. No database, no sockets.
 
 #include <QtTest>
 
 #include "core/router.h"
 #include "handlers/handlers.h"
-#include "limits/clock.h"
-#include "limits/memorybudget.h"
-#include "routerfakes.h"
+#include "routerharness.h"
 
 using namespace cmq;
 using cmq::test::FakeEndpoint;
 using cmq::test::FakeRouterStore;
+using cmq::test::RouterHarness;
 using Kind = PublishOutcome::Kind;
 
 Q_DECLARE_METATYPE(cmq::PublishOutcome::Kind)
 Q_DECLARE_METATYPE(cmq::storage::PublishOutcome)
 
 namespace {
-
-struct Harness
-{
-    explicit Harness(const Config::Performance &performance = {}, qint64 budgetBytes = 0)
-        : memory(budgetBytes),
-          router(std::make_unique<Router>(store, performance, memory, nullptr, &clock))
-    {
-    }
-
-    // Exchange "ex" and queue "q" bound to it with "rk", all committed.
-    void declareBoundQueue(const QString &queue = QStringLiteral("q"))
-    {
-        router->declareExchange("ex", "sender_1", [](Status s) { QVERIFY(s); });
-        router->declareQueue(queue, "receiver_1", [](Status s) { QVERIFY(s); });
-        router->bind(queue, "ex", "rk", [](Status s) { QVERIFY(s); });
-    }
-
-    // Publishes and returns the outcomes once `done` ran (not before the store commits).
-    void publish(const QByteArray &id, const QByteArray &envelope, PublishOutcomes *out,
-                 const QString &routingKey = QStringLiteral("rk"))
-    {
-        router->publish("sender_1", "ex", routingKey, {Router::Publication{id, envelope}},
-                        [out](PublishOutcomes outcomes) { *out = std::move(outcomes); });
-    }
-    // Publishes and commits: the message is in its queues afterwards.
-    void publishCommitted(const QByteArray &id, qsizetype bytes)
-    {
-        PublishOutcomes out;
-        publish(id, QByteArray(bytes, 'x'), &out);
-        store.commitAll();
-        QCOMPARE(out.size(), 1);
-        QCOMPARE(out[0].kind, Kind::Stored);
-    }
-
-    FakeRouterStore store;
-    limits::MemoryBudget memory;
-    limits::ManualClock clock;
-    std::unique_ptr<Router> router;
-};
 
 Config::Performance performance(const QString &overflow, qint64 maxLength, qint64 maxBytes)
 {
@@ -85,12 +45,6 @@ private Q_SLOTS:
     void dropHeadEvicts_data();
     void dropHeadEvicts();
     void lowerDropHeadPolicyEvictsAtOnce();
-    void topologyIsAppliedOnlyOnceStored();
-    void quotas_data();
-    void quotas();
-    void routeOnlyMatchesTheExactKey();
-    void unknownStoredExchangeTypeRoutesAsDirect();
-    void exchangeTypesRouteAndKeepTheirType();
     void purgeAndDelete();
 };
 
@@ -201,7 +155,7 @@ void tst_Router::publishOutcome()
     QFETCH(QByteArray, batchLine);
     QFETCH(int, depthAfter);
 
-    Harness h(performance(overflow, maxLength, maxBytes), budget);
+    RouterHarness h(performance(overflow, maxLength, maxBytes), budget);
     if (bound) {
         h.declareBoundQueue();
     } else {
@@ -283,7 +237,7 @@ void tst_Router::inflightDuplicateFollowsFirstCommit()
 
     Config::Performance settings;
     settings.deliverBeforeCommit = early;
-    Harness h(settings);
+    RouterHarness h(settings);
     h.declareBoundQueue();
     PublishOutcomes a, b;
     h.publish("m1", "{}", &a);
@@ -305,7 +259,7 @@ void tst_Router::inflightDuplicateFollowsFirstCommit()
 
 void tst_Router::inflightCountsTowardsRejectPublish()
 {
-    Harness h(performance("reject-publish", 2, 0));
+    RouterHarness h(performance("reject-publish", 2, 0));
     h.declareBoundQueue();
     PublishOutcomes a, b, c;
     h.publish("m1", "{}", &a);
@@ -322,7 +276,7 @@ void tst_Router::inflightCountsTowardsRejectPublish()
 
 void tst_Router::batchAnswersInOrderOnceAllAreKnown()
 {
-    Harness h;
+    RouterHarness h;
     h.declareBoundQueue();
     h.publishCommitted("known", 10);
     PublishOutcomes out;
@@ -357,7 +311,7 @@ void tst_Router::dropHeadEvicts()
     QFETCH(qint64, maxBytes);
     QFETCH(QStringList, evicted);
     QFETCH(int, ready);
-    Harness h(performance("drop-head", maxLength, maxBytes));
+    RouterHarness h(performance("drop-head", maxLength, maxBytes));
     h.declareBoundQueue();
     for (const char *id : {"m1", "m2", "m3"})
         h.publishCommitted(id, 100);
@@ -365,7 +319,7 @@ void tst_Router::dropHeadEvicts()
     QCOMPARE(h.store.callsOf("evicted"), evicted);
     QCOMPARE(queue->readyCount(), ready);
     QCOMPARE(h.router->stats().evicted, quint64(evicted.size()));
-    QCOMPARE(queue->evictedTotal, quint64(evicted.size()));
+    QCOMPARE(queue->counters.evicted, quint64(evicted.size()));
     QCOMPARE(queue->bytes(), qint64(ready) * 100);
     QCOMPARE(h.memory.messageBytes(), qint64(ready) * 100);
     QCOMPARE(queue->ready().back().message->id, QByteArray("m3")); // the newest stays
@@ -373,7 +327,7 @@ void tst_Router::dropHeadEvicts()
 
 void tst_Router::lowerDropHeadPolicyEvictsAtOnce()
 {
-    Harness h;
+    RouterHarness h;
     h.declareBoundQueue();
     for (const char *id : {"m1", "m2", "m3"})
         h.publishCommitted(id, 100);
@@ -391,156 +345,9 @@ void tst_Router::lowerDropHeadPolicyEvictsAtOnce()
     QCOMPARE(h.router->queues().value("q")->readyCount(), 1);
 }
 
-void tst_Router::topologyIsAppliedOnlyOnceStored()
-{
-    Harness h;
-    h.store.holdJobs = true;
-    Status declared = failure("not yet");
-    h.router->declareQueue("q", "receiver_1", [&declared](Status s) { declared = s; });
-    QVERIFY(!h.router->hasQueue("q"));
-    h.store.runJobs();
-    QVERIFY(declared);
-    QVERIFY(h.router->hasQueue("q"));
-
-    h.store.nextStatus = failure("disk full");
-    Status failed = success();
-    h.router->declareExchange("ex", "sender_1", [&failed](Status s) { failed = s; });
-    h.store.runJobs();
-    QCOMPARE(failed.error(), QStringLiteral("disk full"));
-    QVERIFY(h.router->exchanges().isEmpty());
-    QCOMPARE(h.store.calls, (QStringList{"saveQueue q 10000 drop-head", "saveExchange ex direct"}));
-}
-
-void tst_Router::quotas_data()
-{
-    QTest::addColumn<QString>("what");
-    QTest::addColumn<QString>("error");
-    QTest::newRow("queues") << "queue"
-                            << "Queue quota of 'receiver_1' reached (1 queues)";
-    QTest::newRow("exchanges") << "exchange"
-                               << "Exchange quota of 'receiver_1' reached (1 exchanges)";
-    QTest::newRow("bindings") << "binding"
-                              << "Binding quota of 'receiver_1' reached (1 bindings)";
-}
-
-void tst_Router::quotas()
-{
-    QFETCH(QString, what);
-    QFETCH(QString, error);
-    Config::Performance p;
-    p.maxQueuesPerCn = p.maxExchangesPerCn = p.maxBindingsPerCn = 1;
-    Harness h(p);
-    Router &r = *h.router;
-    Status second = success();
-    const auto keep = [&second](Status s) { second = s; };
-    const auto ok = [](Status s) { QVERIFY(s); };
-    if (what == "queue") {
-        r.declareQueue("q1", "receiver_1", ok);
-        r.declareQueue("q1", "receiver_1", ok); // re-declaring holds nothing more
-        r.declareQueue("q2", "receiver_1", keep);
-    } else if (what == "exchange") {
-        r.declareExchange("e1", "receiver_1", ok);
-        r.declareExchange("e2", "receiver_1", keep);
-    } else {
-        r.declareExchange("e1", "sender_1", ok);
-        r.declareQueue("q1", "receiver_1", ok);
-        r.bind("q1", "e1", "k1", ok);
-        r.bind("q1", "e1", "k2", keep);
-    }
-    QCOMPARE(second.error(), error);
-}
-
-void tst_Router::routeOnlyMatchesTheExactKey()
-{
-    Harness h;
-    h.declareBoundQueue("q1");
-    h.router->declareQueue("q2", "receiver_2", [](Status s) { QVERIFY(s); });
-    h.router->bind("q2", "ex", "rk", [](Status s) { QVERIFY(s); });
-    h.router->bind("q2", "ex", "other", [](Status s) { QVERIFY(s); });
-    const QList<Queue *> both = h.router->topology().route("ex", "rk");
-    QCOMPARE(both.size(), 2);
-    QCOMPARE(both[0]->name(), QStringLiteral("q1")); // binding order
-    QCOMPARE(h.router->topology().route("ex", "other").size(), 1);
-    QVERIFY(h.router->topology().route("ex", "RK").isEmpty());
-    QVERIFY(h.router->topology().route("nope", "rk").isEmpty());
-
-    // One message routed to two queues is held once in the memory budget.
-    h.publishCommitted("m1", 100);
-    QCOMPARE(h.memory.messageBytes(), 100);
-}
-
-void tst_Router::unknownStoredExchangeTypeRoutesAsDirect()
-{
-    Harness h;
-    storage::RecoveredState state;
-    state.exchanges.append({"ex", "headers", "sender_1"});
-    state.queues.append({"q", "receiver_1", 0, "drop-head"});
-    state.bindings.append({"q", "ex", "rk"});
-    state.entries.append({"q", "m1", "sender_1", "ex", "rk", "{}", {}, true});
-    h.router->restore(state);
-    QCOMPARE(h.router->exchanges().value("ex").type, QStringLiteral("headers"));
-    QCOMPARE(h.router->topology().route("ex", "rk").size(), 1);
-    QCOMPARE(h.router->queues().value("q")->maxLength(), 10000);
-    QCOMPARE(h.router->queues().value("q")->readyCount(), 1);
-    QVERIFY(h.router->queues().value("q")->ready().front().redelivered);
-    QCOMPARE(h.memory.messageBytes(), 2);
-}
-
-void tst_Router::exchangeTypesRouteAndKeepTheirType()
-{
-    Harness h;
-    const auto ok = [](Status s) { QVERIFY2(s, qPrintable(s.error())); };
-    h.router->declareExchange("fan", "receiver_1", ok, *findExchangeType(u"fanout"));
-    h.router->declareExchange("top", "receiver_1", ok, *findExchangeType(u"topic"));
-    QCOMPARE(h.router->exchanges().value("fan").type, QStringLiteral("fanout"));
-    QVERIFY(h.store.calls.contains(QStringLiteral("saveExchange top topic")));
-    // The same type again: success; another type (none is direct): an error, nothing changed.
-    h.router->declareExchange("fan", "receiver_2", ok, *findExchangeType(u"fanout"));
-    Status redeclared = success();
-    h.router->declareExchange("fan", "receiver_1", [&](Status s) { redeclared = s; });
-    QCOMPARE(redeclared.error(),
-             QStringLiteral("Exchange 'fan' exists with type fanout, not direct"));
-    QCOMPARE(h.router->exchanges().value("fan").type, QStringLiteral("fanout"));
-    QCOMPARE(h.router->exchanges().value("fan").creator, QStringLiteral("receiver_1"));
-
-    for (const char *q : {"q1", "q2", "q3"}) {
-        h.router->declareQueue(q, "receiver_1", ok);
-        h.router->bind(q, "fan", "ignored", ok);
-    }
-    h.router->bind("q1", "top", "a.*", ok);
-    h.router->bind("q2", "top", "a.#", ok);
-    h.router->bind("q3", "top", "#.z", ok);
-    const auto names = [](const QList<Queue *> &queues) {
-        QStringList out;
-        for (const Queue *q : queues)
-            out << q->name();
-        out.sort();
-        return out;
-    };
-    QCOMPARE(names(h.router->topology().route("fan", "x")), (QStringList{"q1", "q2", "q3"}));
-    QCOMPARE(names(h.router->topology().route("top", "a.b")), (QStringList{"q1", "q2"}));
-    QCOMPARE(names(h.router->topology().route("top", "a.b.z")), (QStringList{"q2", "q3"}));
-
-    // A deleted queue leaves every index.
-    qint64 removed = 0;
-    QVERIFY(h.router->topology().takeQueue("q2", &removed));
-    QCOMPARE(removed, 2);
-    QCOMPARE(names(h.router->topology().route("fan", "x")), (QStringList{"q1", "q3"}));
-    QCOMPARE(names(h.router->topology().route("top", "a.b.z")), QStringList{"q3"});
-
-    // Restored from the store, the types route as before.
-    Harness restored;
-    storage::RecoveredState state;
-    state.exchanges.append({"top", "topic", "receiver_1"});
-    state.queues.append({"q1", "receiver_1", 0, "drop-head"});
-    state.bindings.append({"q1", "top", "a.*"});
-    restored.router->restore(state);
-    QCOMPARE(names(restored.router->topology().route("top", "a.b")), QStringList{"q1"});
-}
-
 void tst_Router::purgeAndDelete()
 {
-    Harness h;
+    RouterHarness h;
     h.declareBoundQueue();
     for (const char *id : {"m1", "m2", "m3"})
         h.publishCommitted(id, 100);

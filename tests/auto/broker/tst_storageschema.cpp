@@ -15,6 +15,7 @@
 #include "storage/migrations.h"
 
 using namespace cmq;
+using namespace Qt::StringLiterals;
 
 namespace {
 
@@ -76,6 +77,8 @@ class tst_StorageSchema : public QObject
 private Q_SLOTS:
     void freshSchemaIsTheShippedOne_data();
     void freshSchemaIsTheShippedOne();
+    void upgradeKeepsQueueEntries_data();
+    void upgradeKeepsQueueEntries();
 };
 
 void tst_StorageSchema::freshSchemaIsTheShippedOne_data()
@@ -107,6 +110,53 @@ void tst_StorageSchema::freshSchemaIsTheShippedOne()
         QFAIL(qPrintable(QStringLiteral("the migrated schema differs from %1; it is in %2")
                              .arg(expectedPath, actualPath)));
     }
+}
+
+void tst_StorageSchema::upgradeKeepsQueueEntries_data()
+{
+    freshSchemaIsTheShippedOne_data();
+}
+
+// Migrations 11 and 13 re-key queue_entries (SQLite: the table is rebuilt). Entries written
+// under the old keys come through with their ids, queues and delivered flags; new ones continue
+// the id order, and the (queue, message_id) conflict the dead-letter moves rely on still holds.
+void tst_StorageSchema::upgradeKeepsQueueEntries()
+{
+    QFETCH(QString, driver);
+    test::SessionDatabase database(driver);
+    QVERIFY2(database.error().isEmpty(), qPrintable(database.error()));
+    const Status before = storage::migrate(database.session(), 10);
+    QVERIFY2(before, qPrintable(before.error()));
+    QSqlQuery query(database.session().database());
+    auto exec = [&](const char *sql) {
+        const bool ok = query.exec(QString::fromLatin1(sql));
+        if (!ok)
+            qWarning() << sql << query.lastError().text();
+        return ok;
+    };
+    QVERIFY(exec("INSERT INTO queue_entries (queue, message_id, delivered) VALUES "
+                 "('a', 'm1', FALSE), ('b', 'm1', TRUE), ('a', 'm2', FALSE), ('a', 'm3', FALSE)"));
+    QVERIFY(exec("DELETE FROM queue_entries WHERE message_id = 'm2'"));
+
+    const Status after = storage::migrate(database.session());
+    QVERIFY2(after, qPrintable(after.error()));
+    QCOMPARE(storage::currentSchemaVersion(database.session()).value(),
+             storage::latestSchemaVersion());
+    QVERIFY(exec("INSERT INTO queue_entries (queue, message_id) VALUES ('b', 'm4')"));
+    QVERIFY(exec("INSERT INTO queue_entries (queue, message_id) VALUES ('a', 'm1') "
+                 "ON CONFLICT (queue, message_id) DO NOTHING"));
+    QVERIFY(!exec("INSERT INTO queue_entries (queue, message_id) VALUES ('b', 'm1')"));
+    QStringList entries;
+    QVERIFY(exec("SELECT id, queue, message_id, delivered FROM queue_entries ORDER BY id"));
+    while (query.next()) {
+        entries << QStringLiteral("%1 %2 %3 %4").arg(query.value(0).toString(),
+                                                    query.value(1).toString(),
+                                                    query.value(2).toString(),
+                                                    query.value(3).toBool() ? u"delivered"_s
+                                                                            : u"ready"_s);
+    }
+    QCOMPARE(entries, QStringList({u"1 a m1 ready"_s, u"2 b m1 delivered"_s, u"4 a m3 ready"_s,
+                                   u"5 b m4 ready"_s}));
 }
 
 QTEST_GUILESS_MAIN(tst_StorageSchema)

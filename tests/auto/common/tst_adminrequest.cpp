@@ -48,6 +48,7 @@ void tst_AdminRequest::valid_data()
     row("bindings", "bindings", AdminCommand::Bindings);
     row("connections", "connections", AdminCommand::Connections);
     row("ratelimits", "ratelimits", AdminCommand::RateLimits);
+    row("talkers", "talkers", AdminCommand::Talkers);
     row("reload", "reload", AdminCommand::Reload);
     row("unwatch", "unwatch", AdminCommand::Unwatch);
     row("spaces around", "  queues \t", AdminCommand::Queues);
@@ -64,6 +65,8 @@ void tst_AdminRequest::valid_data()
         int((Section::Queues | Section::Connections).toInt()));
     row("watch one section", "watch 500 ratelimits", AdminCommand::Watch, {}, 0, 500,
         int(Sections(Section::RateLimits).toInt()));
+    row("watch talkers", "watch 1000 talkers,connections", AdminCommand::Watch, {}, 0, 1000,
+        int((Section::Talkers | Section::Connections).toInt()));
 }
 
 void tst_AdminRequest::valid()
@@ -143,7 +146,7 @@ void tst_AdminRequest::invalid_data()
     QTest::newRow("watch bad section")
         << QByteArray("watch 1000 queues,users")
         << QByteArray("Error: Invalid section 'users': expected queues, exchanges, bindings, "
-                      "connections or ratelimits");
+                      "connections, ratelimits or talkers");
     QTest::newRow("watch three") << QByteArray("watch 1000 queues x")
                                  << QByteArray("Error: Too many arguments for 'watch'");
     QTest::newRow("long unknown word cut")
@@ -163,7 +166,7 @@ void tst_AdminRequest::invalid()
 void tst_AdminRequest::names()
 {
     const QStringList all = adminCommandNames();
-    QCOMPARE(all.size(), 20);
+    QCOMPARE(all.size(), 21);
     QVERIFY(all.contains(QStringLiteral("requeue")));
     QVERIFY(all.contains(QStringLiteral("dead_letters")));
     QVERIFY(all.contains(QStringLiteral("queue_messages")));
@@ -173,7 +176,8 @@ void tst_AdminRequest::names()
     QVERIFY(all.contains(QStringLiteral("delete_queue")));
     QCOMPARE(QByteArray(adminCommandName(AdminCommand::RateLimits)), QByteArray("ratelimits"));
     QCOMPARE(sectionNames(AllSections),
-             (QStringList{"queues", "exchanges", "bindings", "connections", "ratelimits"}));
+             (QStringList{"queues", "exchanges", "bindings", "connections", "ratelimits",
+                          "talkers"}));
 }
 
 void tst_AdminRequest::audit_data()

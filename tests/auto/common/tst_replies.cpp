@@ -127,12 +127,18 @@ void tst_Replies::deliveryWithMeta()
              QByteArray(R"(Meta: m1 {"delivery_count":3,"published_at":"2023-11-14T22:13:20.123Z",)"
                         R"("redelivered":true,"sender":"sender_1"})"
                         "\nMessage: m1 { \"a\" : 1 }\n"));
+    // A dead letter: its whole record, where from, when and its deliveries there.
     meta.deadLetterReason = "expired";
+    meta.deadLetterOriginalQueue = "svc_in";
+    meta.deadLetteredAtMs = 1700000000456;
+    meta.deadLetterDeliveryCount = 2;
     meta.sender = "a\"b";
     meta.redelivered = false;
     meta.deliveryCount = 1;
     QCOMPARE(reply::deliveryWithMeta("m1", "{}", meta),
-             QByteArray(R"(Meta: m1 {"dead_letter_reason":"expired","delivery_count":1,)"
+             QByteArray(R"(Meta: m1 {"dead_letter_delivery_count":2,)"
+                        R"("dead_letter_original_queue":"svc_in","dead_letter_reason":"expired",)"
+                        R"("dead_lettered_at":"2023-11-14T22:13:20.456Z","delivery_count":1,)"
                         R"("published_at":"2023-11-14T22:13:20.123Z","redelivered":false,)"
                         "\"sender\":\"a\\\"b\"}"
                         "\nMessage: m1 {}\n"));

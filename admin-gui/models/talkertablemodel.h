@@ -1,0 +1,94 @@
+#pragma once
+// Top talkers: one row per client CN from the snapshot's "talkers" list, with publish/s and
+// deliver/s averaged over the last minute of snapshots (the broker sends totals only), and the
+// recent history of those rates for the chart of the busiest identities.
+
+#include <QHash>
+#include <QList>
+
+#include "models/jsontablemodel.h"
+
+namespace cmq::admingui {
+
+// One identity's rates at one snapshot.
+struct TalkerRatePoint
+{
+    double seconds = 0; // broker uptime at the snapshot
+    double publish = 0;
+    double deliver = 0;
+};
+
+class TalkerTableModel final : public JsonTableModel
+{
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(TalkerTableModel)
+
+public:
+    enum Column {
+        Cn,
+        Connections,
+        PublishRate,
+        DeliverRate,
+        BytesInRate,
+        BytesOutRate,
+        Publishes,
+        Deliveries,
+        BytesIn,
+        BytesOut,
+        Idle,
+        ColumnCount
+    };
+    // Rates average the totals' change over this many seconds of snapshots...
+    static constexpr double DefaultWindowSeconds = 60;
+    // ...and the chart keeps this many points per identity (5 minutes at one a second).
+    static constexpr int HistoryPoints = 300;
+
+    explicit TalkerTableModel(QObject *parent = nullptr);
+
+    void setWindowSeconds(double seconds) { m_windowSeconds = seconds; }
+    // `seconds`: the snapshot's broker uptime (monotonic within one broker run).
+    void updateTalkers(const QJsonArray &talkers, double seconds);
+    void clear();
+
+    double publishRate(const QString &cn) const { return m_rates.value(cn).publish; }
+    double deliverRate(const QString &cn) const { return m_rates.value(cn).deliver; }
+    // The `n` identities with the highest publish + deliver rate now, busiest first (ties by
+    // CN), leaving out the idle ones.
+    QStringList topTalkers(int n) const;
+    // That identity's rates, oldest first.
+    QList<TalkerRatePoint> history(const QString &cn) const { return m_history.value(cn); }
+
+protected:
+    QString keyOf(const QJsonObject &row) const override;
+    QStringList headers() const override;
+    QVariant cell(const QJsonObject &row, int column) const override;
+    bool rowDiffers(const QString &key, const QJsonObject &before,
+                    const QJsonObject &after) const override;
+
+private:
+    struct Totals
+    {
+        double seconds = 0;
+        double publishes = 0;
+        double deliveries = 0;
+        double bytesIn = 0;
+        double bytesOut = 0;
+    };
+    struct Rates
+    {
+        double publish = 0;
+        double deliver = 0;
+        double bytesIn = 0;
+        double bytesOut = 0;
+        bool operator==(const Rates &) const = default;
+    };
+    static Rates ratesOver(const QList<Totals> &samples);
+
+    double m_windowSeconds = DefaultWindowSeconds;
+    QHash<QString, QList<Totals>> m_samples; // per CN, within the window, oldest first
+    QHash<QString, Rates> m_rates;
+    QHash<QString, Rates> m_previousRates;
+    QHash<QString, QList<TalkerRatePoint>> m_history;
+};
+
+} // namespace cmq::admingui

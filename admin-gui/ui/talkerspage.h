@@ -1,0 +1,50 @@
+#pragma once
+// The Talkers tab: who floods the broker. A sortable table of the client identities (CN) with
+// publish/s and deliver/s averaged over the last minute, busiest first, over a chart of the top
+// few identities' message rates over the last minutes.
+
+#include <QList>
+#include <QWidget>
+
+#include "models/talkertablemodel.h"
+
+QT_BEGIN_NAMESPACE
+class QChartView;
+class QLineSeries;
+class QValueAxis;
+QT_END_NAMESPACE
+
+namespace cmq::admingui {
+
+class TablePage;
+
+class TalkersPage final : public QWidget
+{
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(TalkersPage)
+
+public:
+    // The chart draws this many identities, the busiest.
+    static constexpr int ChartedTalkers = 5;
+
+    explicit TalkersPage(QWidget *parent = nullptr);
+
+    // The snapshot's "talkers" at broker uptime `seconds`.
+    void showTalkers(const QJsonArray &talkers, double seconds);
+    TalkerTableModel &model() { return m_model; }
+    TablePage *table() { return m_table; }
+    // The CN of each drawn line, busiest first (its series' names), for tests.
+    QStringList chartedNames() const;
+
+private:
+    void refreshChart(double now);
+
+    TalkerTableModel m_model;
+    TablePage *m_table;
+    QChartView *m_chart;
+    QList<QLineSeries *> m_lines;
+    QValueAxis *m_x;
+    QValueAxis *m_y;
+};
+
+} // namespace cmq::admingui
