@@ -127,10 +127,14 @@ void tst_Definitions::roundTripIntoFreshBroker()
         QCOMPARE(receiver.request("queue_policy receiver_1_q1 50 reject-publish 60000"),
                  "Queue policy set");
         QCOMPARE(receiver.request("queue_policy receiver_1_q2 7 drop-head"), "Queue policy set");
-        // Dead-letter settings travel too (an export without them lost them on import).
-        QCOMPARE(receiver.request("queue_policy receiver_1_q3 0 drop-head dlx=receiver_1_news "
-                                  "dlx_key=receiver_1_dead delivery_limit=5 "
-                                  "dead_letter_overflow=on"),
+        // Dead-letter settings travel too (an export without them lost them on import). A
+        // dead-letter exchange publishes for the queue's owner: an owner that may publish.
+        TestClient both("both-svc");
+        QVERIFY(both.connectTo(source->port()));
+        QCOMPARE(both.request("declare_queue both-svc_in"), "Queue declared");
+        QCOMPARE(both.request("queue_policy both-svc_in 0 drop-head dlx=receiver_1_news "
+                              "dlx_key=receiver_1_dead delivery_limit=5 "
+                              "dead_letter_overflow=on"),
                  "Queue policy set");
         QCOMPARE(receiver.request("bind receiver_1_q1 receiver_1_news receiver_1_any"),
                  "Queue bound");
@@ -153,11 +157,11 @@ void tst_Definitions::roundTripIntoFreshBroker()
     const QJsonObject definitions = QJsonDocument::fromJson(exported.out).object();
     QCOMPARE(definitions.value("ciphermq_definitions").toInt(), 1);
     QCOMPARE(definitions.value("exchanges").toArray().size(), 3);
-    QCOMPARE(definitions.value("queues").toArray().size(), 40);
+    QCOMPARE(definitions.value("queues").toArray().size(), 41);
     QCOMPARE(definitions.value("bindings").toArray().size(), 42);
     const QJsonObject q3 = [&] {
         for (const QJsonValue &q : definitions.value("queues").toArray()) {
-            if (q.toObject().value("name") == QLatin1String("receiver_1_q3"))
+            if (q.toObject().value("name") == QLatin1String("both-svc_in"))
                 return q.toObject();
         }
         return QJsonObject();
@@ -180,7 +184,7 @@ void tst_Definitions::roundTripIntoFreshBroker()
     QVERIFY2(imported.exitCode == 0, (imported.out + imported.err).constData());
     const QJsonObject summary = QJsonDocument::fromJson(imported.out).object();
     QCOMPARE(summary.value("exchanges").toInt(), 3);
-    QCOMPARE(summary.value("queues").toInt(), 40);
+    QCOMPARE(summary.value("queues").toInt(), 41);
     QCOMPARE(summary.value("bindings").toInt(), 42);
     QVERIFY2(summary.value("requests").toInt() > 1, imported.out.constData());
 
