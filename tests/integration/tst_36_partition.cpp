@@ -23,12 +23,20 @@ namespace {
 
 constexpr int LeaseMs = 3000;
 
-// Runs `ip ARGS...`; the error text (empty on success).
-QString ip(const QStringList &arguments)
+// Runs `ip ARGS...` (in the network namespace `inside` when given); the error text (empty on
+// success). Inside a namespace through nsenter, not `ip -n`: that also remounts / and /sys,
+// which fails in a chroot such as CI's fresh root ("mount --make-rslave /" failed).
+QString ip(const QStringList &arguments, const QString &inside = {})
 {
     QProcess process;
     process.setProcessChannelMode(QProcess::MergedChannels);
-    process.start(QStringLiteral("ip"), arguments);
+    if (inside.isEmpty())
+        process.start(QStringLiteral("ip"), arguments);
+    else
+        process.start(QStringLiteral("nsenter"),
+                      QStringList{QStringLiteral("--net=/run/netns/") + inside,
+                                  QStringLiteral("ip")} +
+                          arguments);
     if (!process.waitForFinished(30000)) {
         process.kill();
         process.waitForFinished();
@@ -65,12 +73,19 @@ public:
             {"link", "set", m_innerEnd, "netns", m_namespace},
             {"addr", "add", m_hostAddress + "/30", "dev", m_hostEnd},
             {"link", "set", m_hostEnd, "up"},
-            {"-n", m_namespace, "addr", "add", m_innerAddress + "/30", "dev", m_innerEnd},
-            {"-n", m_namespace, "link", "set", m_innerEnd, "up"},
-            {"-n", m_namespace, "link", "set", "lo", "up"},
+        };
+        const QList<QStringList> inside = {
+            {"addr", "add", m_innerAddress + "/30", "dev", m_innerEnd},
+            {"link", "set", m_innerEnd, "up"},
+            {"link", "set", "lo", "up"},
         };
         for (const QStringList &step : steps) {
             m_error = ip(step);
+            if (!m_error.isEmpty())
+                return;
+        }
+        for (const QStringList &step : inside) {
+            m_error = ip(step, m_namespace);
             if (!m_error.isEmpty())
                 return;
         }

@@ -166,8 +166,11 @@ bool BrokerProcess::start(int timeoutMs)
     if (m_namespace.isEmpty())
         m_process.start(brokerBinary(), arguments);
     else
-        m_process.start(QStringLiteral("ip"),
-                        QStringList{QStringLiteral("netns"), QStringLiteral("exec"), m_namespace,
+        // nsenter, not `ip netns exec`: it only joins the network namespace. `ip netns exec`
+        // also remounts / and /sys for it, which fails inside a chroot such as CI's fresh root
+        // ("mount --make-rslave /" failed: Invalid argument).
+        m_process.start(QStringLiteral("nsenter"),
+                        QStringList{QStringLiteral("--net=/run/netns/") + m_namespace,
                                     brokerBinary()} +
                             arguments);
     if (!m_process.waitForStarted(timeoutMs))

@@ -31,8 +31,8 @@ public:
     // ASAN_OPTIONS for one test); takes effect at the next start().
     void setEnvironmentVariable(const QString &name, const QString &value);
 
-    // Runs the broker inside the network namespace `name` (`ip netns exec`, which execs it:
-    // pid() stays the broker's); takes effect at the next start().
+    // Runs the broker inside the network namespace `name` (made by `ip netns add`; joined with
+    // nsenter, which execs it: pid() stays the broker's); takes effect at the next start().
     void runInNetworkNamespace(const QString &name) { m_namespace = name; }
 
     QString configText() const;
