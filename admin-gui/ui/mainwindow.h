@@ -7,6 +7,7 @@
 // and window layout remembered.
 
 #include <functional>
+#include <memory>
 
 #include <QHash>
 #include <QLabel>
@@ -200,6 +201,10 @@ private:
     QList<ConnectionOptions> m_followNodes; // the profile's nodes, for the first window only
     qsizetype m_followIndex = 0;
     int m_standbysSeen = 0; // nodes found standing by in a row
+    // Shared by a profile's windows: one of them has seen a node standing by, so the profile
+    // is one high-availability deployment (not independent brokers side by side), and a lost
+    // node means a takeover to follow rather than a restart to wait for.
+    std::shared_ptr<bool> m_profileHasStandby;
 };
 
 } // namespace cmq::admingui

@@ -1,8 +1,8 @@
 // MainWindow and a high-availability deployment: every window shows its node's role (from
 // the snapshot's "cluster" section), and the first window of a profile with several nodes
 // follows the active one: finding its node standing by, or finding it gone (the active killed
-// or its host down, which is when a standby takes over), it connects to the profile's next
-// node.
+// or its host down, which is when a standby takes over) in a profile where some node has been
+// seen standing by, it connects to the profile's next node.
 
 #include <QTimer>
 
@@ -16,6 +16,8 @@ void MainWindow::followCluster(const QJsonObject &snapshot)
     const QString role = nodeRoleText(cluster);
     m_role->setText(role.isEmpty() ? QString() : tr("Role: %1").arg(role));
     m_role->setVisible(!role.isEmpty());
+    if (m_profileHasStandby && cluster.value(u"role").toString() == QLatin1String("standby"))
+        *m_profileHasStandby = true;
     if (m_followNodes.isEmpty())
         return;
     if (cluster.value(u"role").toString() != QLatin1String("standby")) {
@@ -37,7 +39,9 @@ void MainWindow::followCluster(const QJsonObject &snapshot)
 
 void MainWindow::followPastUnreachable()
 {
-    if (m_followNodes.size() < 2)
+    // Independent brokers side by side: a restart of this one is waited for, as without a
+    // profile.
+    if (m_followNodes.size() < 2 || !m_profileHasStandby || !*m_profileHasStandby)
         return;
     const QString from = nodeName(m_session.options());
     m_followIndex = (m_followIndex + 1) % m_followNodes.size();

@@ -67,11 +67,13 @@ QList<MainWindow *> MainWindow::openProfile(const ConnectionProfile &profile)
     m_followNodes = profile.nodes.size() > 1 ? profile.nodes : QList<ConnectionOptions>();
     m_followIndex = 0;
     m_standbysSeen = 0;
+    m_profileHasStandby = std::make_shared<bool>(false);
     connectTo(profile.nodes.first());
     for (qsizetype i = 1; i < profile.nodes.size(); ++i) {
         auto *window = new MainWindow; // a top-level window of its own, side by side
         window->setAttribute(Qt::WA_DeleteOnClose);
         window->m_profileName = profile.name;
+        window->m_profileHasStandby = m_profileHasStandby;
         window->setConfirm(m_confirm);
         window->session().setWatchIntervalMs(m_session.watchIntervalMs());
         window->move(pos() + QPoint(40 * int(i), 40 * int(i)));

@@ -36,6 +36,7 @@ private Q_SLOTS:
     void roleText();
     void firstWindowFollowsTheActive();
     void firstWindowFollowsATakeover();
+    void independentBrokersStayPut();
 
 private:
     // Two nodes of one deployment on `database`, each with its admin listener on adminPorts.
@@ -153,6 +154,43 @@ void tst_NodeFollow::firstWindowFollowsATakeover()
     const int before = window.snapshotCount();
     QTRY_VERIFY_WITH_TIMEOUT(window.snapshotCount() > before + 3, Deadline);
     QVERIFY2(window.identityText().endsWith(QStringLiteral(":%1").arg(adminPorts[1])),
+             qPrintable(window.identityText()));
+    delete others[0];
+}
+
+// Two brokers of their own (no shared database, so neither ever stands by) in one profile: the
+// first one going away is a restart to wait for, not a takeover; the window must not move to
+// the other broker, which has a window of its own already.
+void tst_NodeFollow::independentBrokersStayPut()
+{
+    QCoreApplication::setOrganizationName("CipherMQ-tests");
+    QStandardPaths::setTestModeEnabled(true);
+    BrokerProcess first, second;
+    const quint16 adminPorts[2] = {freePort(), freePort()};
+    int i = 0;
+    for (BrokerProcess *broker : {&first, &second}) {
+        broker->set("admin.enabled", "true");
+        broker->set("admin.address", QStringLiteral("\"127.0.0.1:%1\"").arg(adminPorts[i++]));
+        QVERIFY2(broker->start(), broker->output().constData());
+    }
+    MainWindow window;
+    window.session().setWatchIntervalMs(200);
+    window.session().setReconnectDelayMs(300);
+    window.show();
+    const QList<MainWindow *> others = window.openProfile(
+        ConnectionProfile{"two", {adminNode(adminPorts[0]), adminNode(adminPorts[1])}});
+    QCOMPARE(others.size(), 1);
+    QTRY_COMPARE_WITH_TIMEOUT(window.roleText(), QStringLiteral("Role: active"), Deadline);
+    QTRY_COMPARE_WITH_TIMEOUT(others[0]->roleText(), QStringLiteral("Role: active"), Deadline);
+
+    first.kill();
+    QTRY_VERIFY_WITH_TIMEOUT(window.session().state() == cmq::admingui::AdminSession::State::Reconnecting,
+                             Deadline);
+    // The other window's snapshots as the clock: 15 of them (3 s at 200 ms) span several of
+    // this window's 300 ms reconnect attempts.
+    const int before = others[0]->snapshotCount();
+    QTRY_VERIFY_WITH_TIMEOUT(others[0]->snapshotCount() > before + 15, Deadline);
+    QVERIFY2(window.identityText().endsWith(QStringLiteral(":%1").arg(adminPorts[0])),
              qPrintable(window.identityText()));
     delete others[0];
 }
