@@ -33,6 +33,12 @@ class tst_NodeFollow : public QObject
     Q_OBJECT
 
 private Q_SLOTS:
+    // Settings of the windows (profiles, layout) in a test location, not the user's.
+    void initTestCase()
+    {
+        QCoreApplication::setOrganizationName("CipherMQ-tests");
+        QStandardPaths::setTestModeEnabled(true);
+    }
     void roleText();
     void firstWindowFollowsTheActive();
     void firstWindowFollowsATakeover();
@@ -96,8 +102,6 @@ void tst_NodeFollow::roleText()
 
 void tst_NodeFollow::firstWindowFollowsTheActive()
 {
-    QCoreApplication::setOrganizationName("CipherMQ-tests");
-    QStandardPaths::setTestModeEnabled(true);
     TestDatabase database;
     QVERIFY2(database.isValid(), qPrintable(database.error()));
     BrokerProcess active, standby;
@@ -126,8 +130,6 @@ void tst_NodeFollow::firstWindowFollowsTheActive()
 
 void tst_NodeFollow::firstWindowFollowsATakeover()
 {
-    QCoreApplication::setOrganizationName("CipherMQ-tests");
-    QStandardPaths::setTestModeEnabled(true);
     TestDatabase database;
     QVERIFY2(database.isValid(), qPrintable(database.error()));
     BrokerProcess active, standby;
@@ -163,8 +165,6 @@ void tst_NodeFollow::firstWindowFollowsATakeover()
 // the other broker, which has a window of its own already.
 void tst_NodeFollow::independentBrokersStayPut()
 {
-    QCoreApplication::setOrganizationName("CipherMQ-tests");
-    QStandardPaths::setTestModeEnabled(true);
     BrokerProcess first, second;
     const quint16 adminPorts[2] = {freePort(), freePort()};
     int i = 0;
