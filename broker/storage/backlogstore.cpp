@@ -71,20 +71,21 @@ Result<QueuePage> loadQueuePage(SqlSession &session, const QString &queue, qint6
     const QString queueLiteral = session.text(queue);
     const QString start = backlogStart(session, queue, afterEntryId, fromMessageId);
     // The page's entries first, by a range scan of the (queue, id) index (migration 10), then
-    // their metadata, bodies and dead-letter records by key: a LIMIT inside a derived table is
-    // not flattened, so the planner cannot choose to join whole tables first (with a million
+    // their metadata, shared bodies and dead-letter records by key: a LIMIT inside a derived table
+    // is not flattened, so the planner cannot choose to join whole tables first (with a million
     // rows in one queue it estimates the join over all of them and reads every body).
     const QString sql =
-        QStringLiteral("SELECT e.id, e.message_id, m.client_id, m.exchange, m.routing_key, "
-                       "b.envelope, m.sent_time, e.delivered, d.reason, d.original_queue, "
+        QStringLiteral("SELECT e.id, e.message_id, m.client_id, m.exchange, m.routing_key, ") +
+        QLatin1StringView(EntryEnvelope) +
+        QStringLiteral(", m.sent_time, e.delivered, d.reason, d.original_queue, "
                        "d.dead_lettered_at, d.delivery_count FROM (SELECT id, message_id, "
-                       "delivered FROM queue_entries e WHERE e.queue = ") +
+                       "delivered, envelope FROM queue_entries e WHERE e.queue = ") +
         queueLiteral + QStringLiteral(" AND ") + start + QStringLiteral(" ORDER BY e.id LIMIT ") +
         SqlSession::integer(qMax(1, limit)) +
         QStringLiteral(") e JOIN message_metadata m ON m.message_id = e.message_id "
-                       "JOIN message_bodies b ON b.message_id = e.message_id "
                        "LEFT JOIN dead_letters d ON d.queue = ") +
-        queueLiteral + QStringLiteral(" AND d.message_id = e.message_id ORDER BY e.id");
+        queueLiteral + QStringLiteral(" AND d.message_id = e.message_id WHERE ") +
+        QLatin1StringView(EntryHasEnvelope) + QStringLiteral(" ORDER BY e.id");
     QSqlQuery query = session.newQuery();
     Status st = session.run(query, sql);
     if (!st)

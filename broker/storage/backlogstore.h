@@ -10,6 +10,19 @@
 
 namespace cmq::storage {
 
+// The envelope of queue entry `e`: its own (a message held by one queue, migration 14), or else
+// the message's shared message_bodies row. COALESCE evaluates the subquery only when the entry
+// has none, so single-queue entries cost no look-up; rows written before migration 14 read the
+// shared row.
+inline constexpr char EntryEnvelope[] =
+    "COALESCE(e.envelope, (SELECT b.envelope FROM message_bodies b "
+    "WHERE b.message_id = e.message_id))";
+// True when entry `e` has an envelope somewhere (as the inner join with message_bodies was): an
+// entry whose envelope is gone is not read back.
+inline constexpr char EntryHasEnvelope[] =
+    "(e.envelope IS NOT NULL OR EXISTS (SELECT 1 FROM message_bodies b "
+    "WHERE b.message_id = e.message_id))";
+
 // Messages per queue that holds any (bytes left 0: see loadQueueHeads in recovery.cpp).
 Result<QList<QueueBacklog>> loadQueueBacklogs(SqlSession &session);
 

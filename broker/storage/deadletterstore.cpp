@@ -23,6 +23,15 @@ Status moveEntries(SqlSession &session, const QList<EntryMove> &moves)
     QStringList statements;
     for (const EntryMove &move : moves) {
         const QString id = s.text(QString::fromUtf8(move.messageId));
+        // An entry that carries its own envelope (a message held by one queue, migration 14)
+        // hands it to message_bodies before it goes, and the moved entries read it from there
+        // like those of a message held by several queues: a move is rare, and this way a move to
+        // several queues, or back into the queue it came from, needs no other case.
+        statements << QStringLiteral("INSERT INTO message_bodies (message_id, envelope) "
+                                     "SELECT message_id, envelope FROM queue_entries") +
+                          entryKey(s, move.fromQueue, move.messageId) +
+                          QStringLiteral(" AND envelope IS NOT NULL "
+                                         "ON CONFLICT (message_id) DO NOTHING");
         statements << QStringLiteral("DELETE FROM queue_entries") +
                           entryKey(s, move.fromQueue, move.messageId);
         statements << QStringLiteral("DELETE FROM dead_letters") +
@@ -94,11 +103,13 @@ Result<QList<RequeuedBacklog>> requeueBacklogDeadLetters(SqlSession &session, co
     QSqlQuery query = session.newQuery(true);
     Status st = session.run(
         query,
-        QStringLiteral("SELECT e.message_id, d.original_queue, LENGTH(b.envelope) FROM "
-                       "queue_entries e JOIN dead_letters d ON d.queue = e.queue AND "
-                       "d.message_id = e.message_id JOIN queues q ON q.name = d.original_queue "
-                       "JOIN message_bodies b ON b.message_id = e.message_id WHERE e.queue = ") +
-            queueLiteral + QStringLiteral(" AND ") +
+        QStringLiteral("SELECT e.message_id, d.original_queue, LENGTH(") +
+            QLatin1StringView(EntryEnvelope) +
+            QStringLiteral(") FROM queue_entries e JOIN dead_letters d ON d.queue = e.queue AND "
+                           "d.message_id = e.message_id JOIN queues q ON q.name = "
+                           "d.original_queue WHERE e.queue = ") +
+            queueLiteral + QStringLiteral(" AND ") + QLatin1StringView(EntryHasEnvelope) +
+            QStringLiteral(" AND ") +
             backlogStart(session, queue, afterEntryId, fromMessageId) +
             QStringLiteral(" AND d.original_queue <> ") + queueLiteral +
             QStringLiteral(" AND NOT EXISTS (SELECT 1 FROM queue_entries t WHERE t.queue = "

@@ -70,7 +70,8 @@ const char UpdatesStatementName[] = "ciphermq_delivery_updates";
 // statement deleted. Counted per message through an index on message_id, not by looking
 // each remaining entry up in `gone`: with a generic plan's estimate of 10 rows per array that
 // look-up was a scan of `gone` per entry, quadratic in the batch (bench/README.md, "Where the
-// time goes").
+// time goes"). Only entries without their own envelope point at a shared body (migration 14):
+// a message held by one queue took its envelope with its entry, and costs no body look-up.
 const char UpdatesStatement[] =
     "WITH u AS (SELECT id, NULLIF(d, 0) AS d, NULLIF(a, 0) AS a, NULLIF(e, 0) AS e "
     "FROM unnest($1::text[], $2::int8[], $3::int8[], $4::int8[]) AS x (id, d, a, e)), "
@@ -88,8 +89,10 @@ const char UpdatesStatement[] =
     "WHERE q.queue = d.queue AND q.message_id = d.id AND NOT q.delivered), "
     "gone AS (SELECT * FROM unnest($5::text[], $6::text[]) AS g (queue, id)), "
     "entries AS (DELETE FROM queue_entries q USING gone g "
-    "WHERE q.queue = g.queue AND q.message_id = g.id RETURNING q.message_id), "
-    "removed AS (SELECT message_id, count(*) AS n FROM entries GROUP BY message_id) "
+    "WHERE q.queue = g.queue AND q.message_id = g.id "
+    "RETURNING q.message_id, q.envelope IS NULL AS shared), "
+    "removed AS (SELECT message_id, count(*) AS n FROM entries WHERE shared "
+    "GROUP BY message_id) "
     "DELETE FROM message_bodies b USING removed r WHERE b.message_id = r.message_id "
     "AND (SELECT count(*) FROM queue_entries q WHERE q.message_id = b.message_id) = r.n";
 

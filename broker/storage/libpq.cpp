@@ -125,6 +125,13 @@ void BinaryArray::appendInt64(qint64 value)
     ++m_count;
 }
 
+void BinaryArray::appendNull()
+{
+    appendInt32(m_elements, -1); // a NULL element is its length alone
+    m_hasNull = true;
+    ++m_count;
+}
+
 QByteArray BinaryArray::finish() const
 {
     QByteArray out;
@@ -136,7 +143,7 @@ QByteArray BinaryArray::finish() const
         return out;
     }
     appendInt32(out, 1); // dimensions
-    appendInt32(out, 0); // no NULLs
+    appendInt32(out, m_hasNull ? 1 : 0);
     appendInt32(out, qint32(m_elementType));
     appendInt32(out, m_count);
     appendInt32(out, 1); // lower bound

@@ -77,11 +77,13 @@ public:
     explicit BinaryArray(Oid elementType) : m_elementType(elementType) {}
     void append(const QByteArray &element);
     void appendInt64(qint64 value);
+    void appendNull();
     QByteArray finish() const;
 
 private:
     Oid m_elementType;
     int m_count = 0;
+    bool m_hasNull = false;
     QByteArray m_elements;
 };
 

@@ -4,6 +4,8 @@
 
 #include <QSqlQuery>
 
+#include "backlogstore.h"
+
 namespace cmq::storage {
 
 namespace {
@@ -61,11 +63,12 @@ Result<MessageListingPage> listQueueMessages(SqlSession &session, const MessageL
             return R::failure(found.error());
         window = found.value();
     }
+    // The envelope's size only, never its bytes: from the entry or the shared row.
     QString sql = QStringLiteral("SELECT e.id, e.message_id, e.delivered, m.client_id, m.exchange, "
-                                 "m.routing_key, m.sent_time, length(b.envelope) "
-                                 "FROM queue_entries e "
+                                 "m.routing_key, m.sent_time, length(") +
+                  QLatin1StringView(EntryEnvelope) +
+                  QStringLiteral(") FROM queue_entries e "
                                  "JOIN message_metadata m ON m.message_id = e.message_id "
-                                 "LEFT JOIN message_bodies b ON b.message_id = e.message_id "
                                  "WHERE e.queue = ") +
                   s.text(q.queue) + QStringLiteral(" AND e.id > ") + SqlSession::integer(q.afterId);
     if (!q.filter.isEmpty()) {

@@ -13,7 +13,10 @@ namespace {
 //
 // Data-modifying CTEs all run to completion; `ins` yields only the ids that were new, and
 // bodies and queue entries are written only for those. $1..$6 hold one element per candidate,
-// $7 and $8 one per target queue, $9 is the commit token. With libpq the statement is prepared
+// $7..$9 one per target queue, $10 is the commit token. A message routed to one queue carries
+// its envelope in that queue entry ($9) and has no message_bodies row; one routed to several
+// has its envelope once in message_bodies ($6) and entries without one (migration 14). NULL
+// elements say which: the other array holds the envelope. With libpq the statement is prepared
 // once per connection and the arrays go in PostgreSQL's binary format: PostgreSQL neither lexes
 // nor hex-decodes the envelopes, and plans once instead of per batch. Without libpq the same
 // statement goes through QtSql with the arrays written as literals. Measured against the
@@ -22,19 +25,31 @@ const char PublishStatementName[] = "ciphermq_publish";
 const char PublishStatement[] =
     "WITH ins AS (INSERT INTO message_metadata (message_id, client_id, exchange, routing_key, "
     "sent_time, status, commit_token) SELECT m.id, m.sender, m.exchange, m.routing_key, "
-    "timestamptz 'epoch' + m.sent_ms * interval '1 millisecond', 'sent', $9 "
+    "timestamptz 'epoch' + m.sent_ms * interval '1 millisecond', 'sent', $10 "
     "FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int8[]) "
     "AS m (id, sender, exchange, routing_key, sent_ms) "
     "ON CONFLICT (message_id) DO NOTHING RETURNING message_id), "
     "bodies AS (INSERT INTO message_bodies (message_id, envelope) SELECT b.id, b.envelope "
-    "FROM unnest($1::text[], $6::bytea[]) AS b (id, envelope) JOIN ins ON ins.message_id = b.id), "
-    "entries AS (INSERT INTO queue_entries (queue, message_id) SELECT t.queue, t.id "
-    "FROM unnest($7::text[], $8::text[]) WITH ORDINALITY AS t (queue, id, ord) "
+    "FROM unnest($1::text[], $6::bytea[]) AS b (id, envelope) JOIN ins ON ins.message_id = b.id "
+    "WHERE b.envelope IS NOT NULL), "
+    "entries AS (INSERT INTO queue_entries (queue, message_id, envelope) "
+    "SELECT t.queue, t.id, t.envelope FROM unnest($7::text[], $8::text[], $9::bytea[]) "
+    "WITH ORDINALITY AS t (queue, id, envelope, ord) "
     "JOIN ins ON ins.message_id = t.id ORDER BY t.ord) "
     "SELECT message_id FROM ins";
 
-enum Column { Ids, Senders, Exchanges, RoutingKeys, SentTimes, Envelopes, TargetQueues, TargetIds };
-constexpr int ArrayParams = 8;
+enum Column {
+    Ids,
+    Senders,
+    Exchanges,
+    RoutingKeys,
+    SentTimes,
+    SharedEnvelopes,
+    TargetQueues,
+    TargetIds,
+    TargetEnvelopes
+};
+constexpr int ArrayParams = 9;
 
 // Hands the candidates to `sink` column by column, in batch order.
 template <typename Sink>
@@ -47,10 +62,18 @@ void collect(const QList<MessageRecord> &records, const PublishPlan &plan, Sink 
         sink.text(Exchanges, record.exchange);
         sink.text(RoutingKeys, record.routingKey);
         sink.integer(SentTimes, record.sentTime.toMSecsSinceEpoch());
-        sink.bytes(Envelopes, record.envelope);
+        const bool shared = plan.queues[index].size() > 1;
+        if (shared)
+            sink.bytes(SharedEnvelopes, record.envelope);
+        else
+            sink.null(SharedEnvelopes);
         for (const QString &queue : plan.queues[index]) {
             sink.text(TargetQueues, queue);
             sink.id(TargetIds, plan.ids[index], record.messageId);
+            if (shared)
+                sink.null(TargetEnvelopes);
+            else
+                sink.bytes(TargetEnvelopes, record.envelope);
         }
     }
 }
@@ -60,11 +83,12 @@ struct BinarySink
     pq::BinaryArray arrays[ArrayParams] = {
         pq::BinaryArray(pq::TextOid), pq::BinaryArray(pq::TextOid), pq::BinaryArray(pq::TextOid),
         pq::BinaryArray(pq::TextOid), pq::BinaryArray(pq::Int8Oid), pq::BinaryArray(pq::ByteaOid),
-        pq::BinaryArray(pq::TextOid), pq::BinaryArray(pq::TextOid)};
+        pq::BinaryArray(pq::TextOid), pq::BinaryArray(pq::TextOid), pq::BinaryArray(pq::ByteaOid)};
     void id(Column c, const QString &, const QByteArray &utf8) { arrays[c].append(utf8); }
     void text(Column c, const QString &value) { arrays[c].append(value.toUtf8()); }
     void integer(Column c, qint64 value) { arrays[c].appendInt64(value); }
     void bytes(Column c, const QByteArray &value) { arrays[c].append(value); }
+    void null(Column c) { arrays[c].appendNull(); }
 };
 
 // ARRAY[...] element lists; the statement's own casts ($1::text[]) give the empty ones a type.
@@ -82,6 +106,7 @@ struct LiteralSink
     void text(Column c, const QString &value) { add(c, session.text(value)); }
     void integer(Column c, qint64 value) { add(c, SqlSession::integer(value)); }
     void bytes(Column c, const QByteArray &value) { add(c, session.bytes(value)); }
+    void null(Column c) { add(c, QStringLiteral("NULL::bytea")); } // bytea columns only
 };
 
 class PostgresWriter : public PublishWriter
@@ -149,14 +174,16 @@ Result<QSet<QString>> PostgresWriter::writeLiterals(SqlSession &s,
         size += array.size() + 8;
     QString sql;
     sql.reserve(size);
-    // $1..$9 are the only '$' in the statement.
+    // $1..$10 are the only '$' in the statement.
     for (const char *p = PublishStatement; *p; ++p) {
         if (*p != '$') {
             sql += QLatin1Char(*p);
             continue;
         }
-        const int param = *++p - '1';
-        if (param < ArrayParams)
+        int param = 0;
+        while (p[1] >= '0' && p[1] <= '9')
+            param = param * 10 + (*++p - '0');
+        if (--param < ArrayParams)
             sql += QStringLiteral("ARRAY[") + sink.arrays[param] + u']';
         else
             sql += SqlSession::integer(commitToken);
@@ -198,8 +225,8 @@ Result<QSet<QString>> SqliteWriter::write(SqlSession &s, const QList<MessageReco
             "ON CONFLICT (message_id) DO NOTHING")) &&
         body.prepare(
             QStringLiteral("INSERT INTO message_bodies (message_id, envelope) VALUES (?, ?)")) &&
-        entry.prepare(
-            QStringLiteral("INSERT INTO queue_entries (queue, message_id) VALUES (?, ?)"));
+        entry.prepare(QStringLiteral(
+            "INSERT INTO queue_entries (queue, message_id, envelope) VALUES (?, ?, ?)"));
     if (!prepared) {
         for (const QSqlQuery *q : {&metadata, &body, &entry}) {
             if (q->lastError().isValid())
@@ -229,13 +256,19 @@ Result<QSet<QString>> SqliteWriter::write(SqlSession &s, const QList<MessageReco
         if (metadata.numRowsAffected() != 1)
             continue; // already in the database
         inserted.insert(id);
-        body.bindValue(0, id);
-        body.bindValue(1, record.envelope);
-        if (!body.exec())
-            return failed(body);
+        // As on PostgreSQL: one queue, the envelope in its entry; several, one shared row.
+        const bool shared = plan.queues[index].size() > 1;
+        if (shared) {
+            body.bindValue(0, id);
+            body.bindValue(1, record.envelope);
+            if (!body.exec())
+                return failed(body);
+        }
         for (const QString &queue : plan.queues[index]) {
             entry.bindValue(0, queue);
             entry.bindValue(1, id);
+            entry.bindValue(2, shared ? QVariant(QMetaType::fromType<QByteArray>())
+                                      : QVariant(record.envelope));
             if (!entry.exec())
                 return failed(entry);
         }

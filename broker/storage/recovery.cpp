@@ -14,11 +14,16 @@ namespace cmq::storage {
 
 namespace {
 
-const char EntriesQuery[] =
-    "SELECT e.queue, e.message_id, m.client_id, m.exchange, m.routing_key, b.envelope, "
-    "m.sent_time, e.delivered FROM queue_entries e "
-    "JOIN message_metadata m ON m.message_id = e.message_id "
-    "JOIN message_bodies b ON b.message_id = e.message_id ORDER BY e.id";
+// The envelope from the entry or the shared row (backlogstore.h).
+QString entriesQuery()
+{
+    return QStringLiteral(
+               "SELECT e.queue, e.message_id, m.client_id, m.exchange, m.routing_key, ") +
+           QLatin1StringView(EntryEnvelope) +
+           QStringLiteral(", m.sent_time, e.delivered FROM queue_entries e "
+                          "JOIN message_metadata m ON m.message_id = e.message_id WHERE ") +
+           QLatin1StringView(EntryHasEnvelope) + QStringLiteral(" ORDER BY e.id");
+}
 
 template <typename Row> Status forEachRow(SqlSession &session, const QString &sql, Row &&row)
 {
@@ -94,7 +99,7 @@ private:
 
 Status loadEntriesQtSql(SqlSession &session, EntryBuilder &builder)
 {
-    return forEachRow(session, QString::fromLatin1(EntriesQuery), [&](const QSqlQuery &q) {
+    return forEachRow(session, entriesQuery(), [&](const QSqlQuery &q) {
         builder.add(
             builder.strings.get(q.value(0).toString()), q.value(1).toString().toUtf8(),
             builder.strings.get(q.value(2).toString()), builder.strings.get(q.value(3).toString()),
@@ -118,7 +123,7 @@ Status loadEntriesLibpq(SqlSession &session, const pq::Api &api, pq::Connection 
     Status st = session.exec(QStringLiteral("SET LOCAL jit = off"));
     if (st)
         st = session.exec(QStringLiteral("DECLARE ciphermq_recovery NO SCROLL CURSOR FOR ") +
-                          QString::fromLatin1(EntriesQuery));
+                          entriesQuery());
     const QByteArray fetch =
         "FETCH FORWARD " + QByteArray::number(FetchRows) + " FROM ciphermq_recovery";
     int rows = FetchRows;

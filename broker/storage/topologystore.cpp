@@ -13,9 +13,11 @@ QStringList dropEntries(const SqlSession &s, const QString &queue)
 {
     const QString name = s.text(queue);
     return {
-        // Before the entries go, while they still say which envelopes this queue holds.
-        QStringLiteral("DELETE FROM message_bodies WHERE message_id IN "
-                       "(SELECT message_id FROM queue_entries WHERE queue = ") +
+        // Before the entries go, while they still say which shared envelopes this queue holds
+        // (an entry with its own envelope takes it along, migration 14).
+        QStringLiteral(
+            "DELETE FROM message_bodies WHERE message_id IN "
+            "(SELECT message_id FROM queue_entries WHERE envelope IS NULL AND queue = ") +
             name +
             QStringLiteral(") AND NOT EXISTS (SELECT 1 FROM queue_entries e WHERE "
                            "e.message_id = message_bodies.message_id AND e.queue <> ") +

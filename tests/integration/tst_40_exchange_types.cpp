@@ -101,6 +101,8 @@ void tst_ExchangeTypes::fanoutToThreeQueuesStoredOnce()
     QCOMPARE(count("SELECT COUNT(*) FROM message_metadata" + where), 1);
     QCOMPARE(count("SELECT COUNT(*) FROM message_bodies" + where), 1);
     QCOMPARE(count("SELECT COUNT(*) FROM queue_entries" + where), 3);
+    // Held by three queues: one shared envelope, none in the entries (migration 14).
+    QCOMPARE(count("SELECT COUNT(*) FROM queue_entries" + where + " AND envelope IS NULL"), 3);
 
     // Two copies acked; the third survives kill -9.
     TestClient consumer("receiver_1");

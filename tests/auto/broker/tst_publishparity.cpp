@@ -54,10 +54,11 @@ QList<QList<MessageRecord>> batches()
         record(QStringLiteral("grüße-消息-😀"), {"Warteschlange-ü"}, QByteArray(1, '\0'), 4),
         record(QStringLiteral("already-there"), {"q3"}, "again", 5), // from the first batch
         record(QStringLiteral("NULL"), {"q2"}, QByteArray(65536, '\xff'), 6),
-        record(QStringLiteral("m-1"), {"q2"}, "again", 7),        // from the first batch
-        record(QStringLiteral("in-batch"), {"q2", "q1"}, "a", 8), //
-        record(QStringLiteral("in-batch"), {"q3"}, "b", 9),       // repeat within the batch
-        record(QString(), {"q1"}, "no id", 10),                   // refused by the plan
+        record(QStringLiteral("m-1"), {"q2"}, "again", 7),                // from the first batch
+        record(QStringLiteral("in-batch"), {"q2", "q1"}, "a", 8),         //
+        record(QStringLiteral("in-batch"), {"q3"}, "b", 9),               // repeat within the batch
+        record(QStringLiteral("one-queue-twice"), {"q3", "q3"}, "c", 10), // one entry: its own
+        record(QString(), {"q1"}, "no id", 10),                           // refused by the plan
     };
     second.last().messageId.clear();
     // Odd characters in the other text columns too.
@@ -117,12 +118,15 @@ QStringList storedRows(SqlSession &session)
         true);
     int rank = 0;
     each(
-        QStringLiteral("SELECT queue, message_id, delivered FROM queue_entries ORDER BY id"),
+        QStringLiteral("SELECT queue, message_id, delivered, envelope FROM queue_entries "
+                       "ORDER BY id"),
         [&](const QSqlQuery &q) {
-            return QStringLiteral("entry|%1|%2|%3|%4")
+            // A message held by one queue has its envelope here, not in message_bodies.
+            return QStringLiteral("entry|%1|%2|%3|%4|%5")
                 .arg(rank++)
                 .arg(q.value(0).toString(), q.value(1).toString())
-                .arg(q.value(2).toBool() ? 1 : 0);
+                .arg(q.value(2).toBool() ? 1 : 0)
+                .arg(q.value(3).isNull() ? QStringLiteral("NULL") : hex(q.value(3)));
         },
         false);
     return out;
@@ -198,6 +202,15 @@ void tst_PublishParity::sameRows()
     // rows from both.
     QCOMPARE(sqlite.inserted.size(), 2);
     QVERIFY(sqlite.rows.filter(QStringLiteral("entry|")).size() > 8);
+    // Shared envelopes only for the messages routed to several queues (migration 14).
+    QStringList bodies = sqlite.rows.filter(QStringLiteral("body|"));
+    for (QString &row : bodies)
+        row = row.section(u'|', 1, 1);
+    QCOMPARE(bodies, QStringList({"already-there", "in-batch", "{brace},comma"}));
+    qsizetype sharedEntries = 0;
+    for (const QString &row : sqlite.rows)
+        sharedEntries += row.startsWith(u"entry|") && row.endsWith(u"|NULL");
+    QCOMPARE(sharedEntries, 2 + 2 + 3);
     QCOMPARE(other.inserted, sqlite.inserted);
     QCOMPARE(other.rows, sqlite.rows);
 }
