@@ -16,29 +16,48 @@ using Kind = DeliveryUpdate::Kind;
 // ... FROM v" read the same in PostgreSQL and in SQLite (3.33 and later).
 struct Lists
 {
-    QString pairs; // ('queue', 'id'), ...
+    QString pairs; // ('queue', 'id'), ...; without the entries in `skipEntries` of listsFor()
     QString times; // ('id', time), ...
     QString ids;   // 'id', ...
-    bool isEmpty() const { return pairs.isEmpty(); }
+    bool isEmpty() const { return ids.isEmpty(); }
 };
 
-Lists listsFor(const SqlSession &s, const QList<DeliveryUpdate> &updates, Kind kind)
+using EntryKeys = QSet<std::pair<QString, QString>>; // (queue, message id)
+
+void appendItem(QString &list, const QString &item)
+{
+    if (!list.isEmpty())
+        list += u',';
+    list += item;
+}
+
+Lists listsFor(const SqlSession &s, const QList<DeliveryUpdate> &updates, Kind kind,
+               const EntryKeys &skipEntries = {})
 {
     Lists lists;
     for (const DeliveryUpdate &update : updates) {
         if (update.kind != kind)
             continue;
         const QString id = s.text(update.messageId);
-        if (!lists.isEmpty()) {
-            lists.pairs += u',';
-            lists.times += u',';
-            lists.ids += u',';
-        }
-        lists.pairs += u'(' + s.text(update.queue) + u',' + id + u')';
-        lists.times += u'(' + id + u',' + s.time(update.at) + u')';
-        lists.ids += id;
+        if (!skipEntries.contains({update.queue, update.messageId}))
+            appendItem(lists.pairs, u'(' + s.text(update.queue) + u',' + id + u')');
+        appendItem(lists.times, u'(' + id + u',' + s.time(update.at) + u')');
+        appendItem(lists.ids, id);
     }
     return lists;
+}
+
+// The entries that leave their queue in this batch (acknowledged or evicted): they need no
+// delivered flag first. Since an entry may carry its envelope (migration 14), setting the flag
+// would write a new version of the whole row only for the delete beside it to remove it.
+EntryKeys leavingEntries(const QList<DeliveryUpdate> &updates)
+{
+    EntryKeys gone;
+    for (const DeliveryUpdate &update : updates) {
+        if (update.kind != DeliveryUpdate::Kind::Delivered)
+            gone.insert({update.queue, update.messageId});
+    }
+    return gone;
 }
 
 QString deleteEntries(const Lists &lists)
@@ -125,12 +144,7 @@ Status applyPostgresBinary(SqlSession &session, const pq::Link &link,
     QHash<QString, Times> perMessage;
     QStringList order; // first-seen order keeps the statement deterministic
     pq::BinaryArray goneQueues(pq::TextOid), goneIds(pq::TextOid);
-    QSet<std::pair<QString, QString>> gone;
-    for (const DeliveryUpdate &update : updates) {
-        if (update.kind != DeliveryUpdate::Kind::Delivered)
-            gone.insert({update.queue, update.messageId});
-    }
-    // An entry that leaves its queue in this batch needs no delivered flag first.
+    const EntryKeys gone = leavingEntries(updates);
     pq::BinaryArray deliveredQueues(pq::TextOid), deliveredIds(pq::TextOid);
     for (const DeliveryUpdate &update : updates) {
         auto it = perMessage.find(update.messageId);
@@ -211,16 +225,18 @@ Status applyDeliveryUpdates(SqlSession &session, const QList<DeliveryUpdate> &up
         return success();
     if (const pq::Link *link = session.libpq())
         return applyPostgresBinary(session, *link, updates);
-    const Lists delivered = listsFor(session, updates, Kind::Delivered);
+    const Lists delivered = listsFor(session, updates, Kind::Delivered, leavingEntries(updates));
     const Lists acknowledged = listsFor(session, updates, Kind::Acknowledged);
     const Lists evicted = listsFor(session, updates, Kind::Evicted);
 
     QStringList statements;
-    if (!delivered.isEmpty()) {
-        // The first delivery wins; a message delivered again after a restart keeps its time.
+    if (!delivered.pairs.isEmpty()) {
         statements << QStringLiteral("UPDATE queue_entries SET delivered = TRUE "
                                      "WHERE (queue, message_id) IN (VALUES ") +
                           delivered.pairs + u')';
+    }
+    if (!delivered.isEmpty()) {
+        // The first delivery wins; a message delivered again after a restart keeps its time.
         statements << QStringLiteral("WITH v (message_id, event_time) AS (VALUES ") +
                           delivered.times +
                           QStringLiteral(
