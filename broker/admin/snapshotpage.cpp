@@ -123,6 +123,23 @@ struct ConnectionRef
     const ClientIdentity &identity() const { return data ? data->identity() : admin->identity(); }
 };
 
+// The traffic figures both listeners' connection objects show (the admin listener carries
+// no messages: its objects say 0).
+struct Traffic
+{
+    quint64 requests, messagesIn, messagesOut, bytesIn, bytesOut;
+};
+
+Traffic trafficOf(const ConnectionRef &c)
+{
+    if (c.data) {
+        const SessionCounters &n = c.data->counters();
+        return {n.requestsIn, n.messagesIn, n.deliveriesOut, n.bytesIn, n.bytesOut};
+    }
+    const AdminCounters &n = c.admin->counters();
+    return {n.requestsIn, 0, 0, n.bytesIn, n.bytesOut};
+}
+
 qint64 connectionNumber(const ConnectionRef &c, const QString &sort)
 {
     const ClientIdentity &who = c.identity();
@@ -130,29 +147,17 @@ qint64 connectionNumber(const ConnectionRef &c, const QString &sort)
         return who.connectedAt.toMSecsSinceEpoch();
     if (sort == u"not_after")
         return who.certificate.expiryDate().toMSecsSinceEpoch();
-    if (c.data) {
-        const SessionCounters &n = c.data->counters();
-        if (sort == u"requests")
-            return qint64(n.requestsIn);
-        if (sort == u"messages_in")
-            return qint64(n.messagesIn);
-        if (sort == u"messages_out")
-            return qint64(n.deliveriesOut);
-        if (sort == u"bytes_in")
-            return qint64(n.bytesIn);
-        if (sort == u"bytes_out")
-            return qint64(n.bytesOut);
-    } else {
-        const AdminCounters &n = c.admin->counters();
-        if (sort == u"requests")
-            return qint64(n.requestsIn);
-        if (sort == u"bytes_in")
-            return qint64(n.bytesIn);
-        if (sort == u"bytes_out")
-            return qint64(n.bytesOut);
-        if (sort == u"messages_in" || sort == u"messages_out")
-            return 0; // the admin listener carries no messages (its objects say 0)
-    }
+    const Traffic t = trafficOf(c);
+    if (sort == u"requests")
+        return qint64(t.requests);
+    if (sort == u"messages_in")
+        return qint64(t.messagesIn);
+    if (sort == u"messages_out")
+        return qint64(t.messagesOut);
+    if (sort == u"bytes_in")
+        return qint64(t.bytesIn);
+    if (sort == u"bytes_out")
+        return qint64(t.bytesOut);
     return qint64(who.connectionId); // id
 }
 
