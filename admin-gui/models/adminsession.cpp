@@ -10,15 +10,16 @@ AdminSession::AdminSession(QObject *parent) : QObject(parent)
     connect(&m_client, &admin::AdminClient::connected, this, [this] {
         // The broker may still refuse us right after the handshake, so "connected" waits for
         // the watch reply.
-        m_client.send(QStringLiteral("watch %1").arg(m_watchIntervalMs));
+        m_client.send(watchLine());
     });
     connect(&m_client, &admin::AdminClient::replyReceived, this,
             [this](quint64 id, const admin::AdminReply &reply) {
                 if (reply.command == admin::AdminCommand::Watch) {
                     // A refusal line arrives as the reply to our first request.
+                    // A new page or a refresh answers again: already connected, nothing to say.
                     if (!reply.ok)
                         m_lastRawError = reply.error;
-                    else
+                    else if (m_state != State::Connected)
                         setState(State::Connected, tr("Connected to %1").arg(m_options.label()));
                     return;
                 }
@@ -132,10 +133,25 @@ void AdminSession::onDisconnected()
     m_reconnectTimer.start();
 }
 
+void AdminSession::setPaging(const admin::SnapshotPaging &paging)
+{
+    if (paging == m_paging)
+        return;
+    m_paging = paging;
+    if (m_state == State::Connected)
+        m_client.send(watchLine());
+}
+
+QString AdminSession::watchLine() const
+{
+    const QString line = QStringLiteral("watch %1").arg(m_watchIntervalMs);
+    return m_paging.isPaged() ? line + u' ' + admin::pagingArguments(m_paging) : line;
+}
+
 void AdminSession::refresh()
 {
     if (m_state == State::Connected) {
-        m_client.send(QStringLiteral("watch %1").arg(m_watchIntervalMs));
+        m_client.send(watchLine());
     } else if (m_state == State::Reconnecting && !m_attemptActive) {
         m_reconnectTimer.stop();
         connectNow();

@@ -36,6 +36,12 @@ public:
     const QJsonObject &lastSnapshot() const { return m_lastSnapshot; }
 
     void setWatchIntervalMs(int ms) { m_watchIntervalMs = ms; }
+    // The pages of the queue and connection lists the watch asks for (ListPager); a change
+    // is sent at once while connected.
+    void setPaging(const admin::SnapshotPaging &paging);
+    const admin::SnapshotPaging &paging() const { return m_paging; }
+    // "watch <interval>" and the page options.
+    QString watchLine() const;
     int watchIntervalMs() const { return m_watchIntervalMs; }
     // A fresh snapshot now (a new `watch` answers with one at once), or, while waiting to
     // reconnect, the next attempt now.
@@ -87,6 +93,7 @@ private:
     QString m_lastRawError;
     State m_state = State::Disconnected;
     int m_watchIntervalMs = 1000;
+    admin::SnapshotPaging m_paging;
     bool m_wanted = false;        // the user wants to be connected
     bool m_attemptActive = false; // a connect attempt has not ended yet
 };

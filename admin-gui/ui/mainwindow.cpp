@@ -89,6 +89,7 @@ MainWindow::MainWindow(QWidget *parent)
     m_auditPage->view()->horizontalHeader()->setMaximumSectionSize(640);
     m_tabs->addTab(m_auditPage, tr("Audit"));
     addTalkersTab();
+    addPaging();
 
     m_banner->setWordWrap(true);
     m_banner->setVisible(false);
@@ -215,6 +216,8 @@ void MainWindow::updateQueueDetail(QueueDetailDialog *detail, const QJsonObject 
 {
     const QString name = detail->queueName();
     QJsonObject queue = m_queues.rowObject(m_queues.rowOf(name));
+    if (queue.isEmpty() && m_queuePager->isPaged())
+        return; // on another page of the broker's list, not gone: keep what it showed
     if (!queue.isEmpty()) {
         queue.insert("publish_rate", m_queues.publishRate(name));
         queue.insert("deliver_rate", m_queues.deliverRate(name));
@@ -245,6 +248,7 @@ void MainWindow::showSnapshot(const QJsonObject &snapshot)
     m_queuesPage->view()->viewport()->update(); // sparklines move on even where rows did not
     split();
     m_connections.update(snapshot.value("connections").toArray());
+    followPages(snapshot);
     split();
     m_rateLimits.updateBuckets(snapshot.value("ratelimits").toObject());
     showTalkers(snapshot);

@@ -23,6 +23,7 @@
 #include "models/connectionprofiles.h"
 #include "models/connectiontablemodel.h"
 #include "models/exchangetreemodel.h"
+#include "models/listpager.h"
 #include "models/queuedepthhistory.h"
 #include "models/queuetablemodel.h"
 #include "models/ratelimittablemodel.h"
@@ -79,6 +80,8 @@ public:
     QString actionsRefusal() const { return m_actionsRefusal; }
     TablePage *queuesPage() { return m_queuesPage; }
     TablePage *connectionsPage() { return m_connectionsPage; }
+    ListPager *queuePager() { return m_queuePager; }
+    ListPager *connectionPager() { return m_connectionPager; }
     OverviewPage *overviewPage() { return m_overview; }
     TalkersPage *talkersPage() { return m_talkersPage; }
     // mainwindowtalkers.cpp: the Connections tab with this connection selected (a queue's
@@ -137,6 +140,10 @@ private:
     void buildMenus();
     // mainwindowqueues.cpp: the lag trend and the depth sparkline of the Queues tab.
     void addQueueTrendColumns();
+    // mainwindowpaging.cpp: server-side pages of the Queues and Connections tabs.
+    void addPaging();
+    // The list sizes (or pages) of a snapshot into the pagers; may ask for another page.
+    void followPages(const QJsonObject &snapshot);
     void fillProfilesMenu(QMenu *menu);
     void addToProfileInteractively();
     void updateQueueDetail(QueueDetailDialog *detail, const QJsonObject &snapshot);
@@ -188,6 +195,8 @@ private:
     TablePage *m_rateLimitsPage;
     TablePage *m_auditPage;
     TalkersPage *m_talkersPage = nullptr;
+    ListPager *m_queuePager = nullptr;
+    ListPager *m_connectionPager = nullptr;
     QTreeView *m_exchangeView;
     QLabel *m_state;
     QLabel *m_identity;

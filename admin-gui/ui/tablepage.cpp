@@ -6,6 +6,7 @@
 #include <QVBoxLayout>
 
 #include "models/jsontablemodel.h"
+#include "models/listpager.h"
 
 namespace cmq::admingui {
 
@@ -149,6 +150,38 @@ bool TablePage::restoreHeaderState(const QByteArray &state)
     m_sized = true;
     m_view->sortByColumn(header->sortIndicatorSection(), header->sortIndicatorOrder());
     return true;
+}
+
+void TablePage::attachPager(ListPager *pager)
+{
+    m_pager = pager;
+    m_pagerBar = new QWidget;
+    m_previousPage = new QPushButton(tr("◀ Previous"));
+    m_nextPage = new QPushButton(tr("Next ▶"));
+    m_pageSummary = new QLabel;
+    auto *bar = new QHBoxLayout(m_pagerBar);
+    bar->setContentsMargins(0, 0, 0, 0);
+    bar->addWidget(m_pageSummary, 1);
+    bar->addWidget(m_previousPage);
+    bar->addWidget(m_nextPage);
+    m_pagerBar->setVisible(false);
+    layout()->addWidget(m_pagerBar);
+    connect(m_previousPage, &QPushButton::clicked, pager, &ListPager::previousPage);
+    connect(m_nextPage, &QPushButton::clicked, pager, &ListPager::nextPage);
+    connect(m_filter, &QLineEdit::textChanged, pager, &ListPager::setFilter);
+    QHeaderView *header = m_view->horizontalHeader();
+    connect(header, &QHeaderView::sortIndicatorChanged, pager, &ListPager::setSort);
+    pager->setSort(header->sortIndicatorSection(), header->sortIndicatorOrder());
+    connect(pager, &ListPager::pageShown, this, &TablePage::updatePagerBar);
+    connect(pager, &ListPager::requestChanged, this, &TablePage::updatePagerBar);
+}
+
+void TablePage::updatePagerBar()
+{
+    m_pagerBar->setVisible(m_pager->isPaged());
+    m_pageSummary->setText(m_pager->summary());
+    m_previousPage->setEnabled(m_pager->hasPrevious());
+    m_nextPage->setEnabled(m_pager->hasNext());
 }
 
 void TablePage::updateButtons()

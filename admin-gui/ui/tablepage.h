@@ -13,6 +13,7 @@
 namespace cmq::admingui {
 
 class JsonTableModel;
+class ListPager;
 
 class TablePage final : public QWidget
 {
@@ -48,9 +49,17 @@ public:
     // no-op, a restored one keeps its widths (the first data no longer resizes the columns).
     QByteArray saveHeaderState() const;
     bool restoreHeaderState(const QByteArray &state);
+    // Server-side paging of a large list: the filter box and header clicks go to `pager` too,
+    // and a bar under the table ("Rows 201–400 of 50,000 queues", previous, next) shows while
+    // the list is paged.
+    void attachPager(ListPager *pager);
+    QLabel *pageSummary() { return m_pageSummary; }
+    QPushButton *previousPageButton() { return m_previousPage; }
+    QPushButton *nextPageButton() { return m_nextPage; }
 
 private:
     void updateButtons();
+    void updatePagerBar();
 
     JsonTableModel *m_model;
     QSortFilterProxyModel m_proxy;
@@ -62,6 +71,11 @@ private:
     QList<QPushButton *> m_actionButtons;
     QString m_actionsRefusal; // empty while actions are allowed
     bool m_sized = false;
+    ListPager *m_pager = nullptr;
+    QWidget *m_pagerBar = nullptr;
+    QLabel *m_pageSummary = nullptr;
+    QPushButton *m_previousPage = nullptr;
+    QPushButton *m_nextPage = nullptr;
 };
 
 } // namespace cmq::admingui

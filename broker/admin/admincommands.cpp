@@ -69,7 +69,8 @@ void AdminCommands::execute(AdminSession &session, const admin::AdminRequest &re
     case AdminCommand::Metrics:
         return session.sendReply(m_context.metrics.prometheusText() + "# EOF\n");
     case AdminCommand::Json: {
-        QJsonObject object = snapshot::full(m_context, m_server.sessions());
+        QJsonObject object =
+            snapshot::full(m_context, m_server.sessions(), admin::AllSections, request.paging);
         addSessionFields(object, session);
         return session.sendReply(line(object));
     }
@@ -111,7 +112,7 @@ void AdminCommands::execute(AdminSession &session, const admin::AdminRequest &re
     case AdminCommand::DefinitionsImport:
         return importDefinitions(session, request.definitions);
     case AdminCommand::Watch:
-        session.startWatch(request.intervalMs, request.sections);
+        session.startWatch(request.intervalMs, request.sections, request.paging);
         session.sendReply(
             line(QJsonObject{{QStringLiteral("ok"), true},
                              {QStringLiteral("action"), QStringLiteral("watch")},
@@ -134,7 +135,8 @@ void AdminCommands::watchDue(AdminSession &session)
     const quint64 sequence = session.nextSnapshotSequence();
     if (!session.isKeepingUp())
         return; // skipped: the gap in "sequence" tells the client
-    QJsonObject object = snapshot::full(m_context, m_server.sessions(), session.watchSections());
+    QJsonObject object = snapshot::full(m_context, m_server.sessions(), session.watchSections(),
+                                        session.watchPaging());
     object.insert(QStringLiteral("sequence"), qint64(sequence));
     addSessionFields(object, session);
     session.sendSnapshot(QJsonDocument(object).toJson(QJsonDocument::Compact));

@@ -103,9 +103,11 @@ void AdminSession::sendReply(const QByteArray &lines)
     QMetaObject::invokeMethod(this, &AdminSession::onReadyRead, Qt::QueuedConnection);
 }
 
-void AdminSession::startWatch(int intervalMs, admin::Sections sections)
+void AdminSession::startWatch(int intervalMs, admin::Sections sections,
+                              const admin::SnapshotPaging &paging)
 {
     m_watchSections = sections;
+    m_watchPaging = paging;
     m_sequence = 0;
     m_watchTimer.start(intervalMs);
 }

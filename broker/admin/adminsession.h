@@ -40,11 +40,13 @@ public:
     qint64 unsentBytes() const;
     int watchIntervalMs() const { return m_watchTimer.isActive() ? m_watchTimer.interval() : 0; }
     admin::Sections watchSections() const { return m_watchSections; }
+    const admin::SnapshotPaging &watchPaging() const { return m_watchPaging; }
 
     // Completes the request in progress; the next buffered one is looked at after it.
     void sendReply(const QByteArray &lines);
     // Starts (or changes) the watch stream; the first snapshot is due right away.
-    void startWatch(int intervalMs, admin::Sections sections);
+    void startWatch(int intervalMs, admin::Sections sections,
+                    const admin::SnapshotPaging &paging = {});
     void stopWatch();
     // Writes one "Snapshot: <json>" line.
     void sendSnapshot(const QByteArray &json);
@@ -76,6 +78,7 @@ private:
     bool m_finished = false;
     QTimer m_watchTimer;
     admin::Sections m_watchSections = admin::AllSections;
+    admin::SnapshotPaging m_watchPaging;
     quint64 m_sequence = 0;
     AdminCounters m_counters;
 };

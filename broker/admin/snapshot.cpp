@@ -26,6 +26,34 @@ static QJsonValue count(quint64 n)
     return QJsonValue(qint64(n));
 }
 
+QJsonObject queue(Queue &queue, const QDateTime &now)
+{
+    // Lag as time: how long the next message to be delivered has waited since it was
+    // published (0 with nothing ready).
+    const qint64 oldestReadyAgeMs =
+        queue.ready().empty()
+            ? 0
+            : std::max<qint64>(0, queue.ready().front().message->sentTime.msecsTo(now));
+    QJsonObject o{
+        {QStringLiteral("name"), queue.name()},
+        {QStringLiteral("owner"), queue.owner()},
+        {QStringLiteral("max_length"), queue.maxLength()},
+        {QStringLiteral("max_bytes"), queue.maxBytes()},
+        {QStringLiteral("overflow"), queue.overflow()},
+        {QStringLiteral("message_ttl_ms"), queue.messageTtlMs()},
+        {QStringLiteral("dead_letter_exchange"), queue.deadLetterPolicy().exchange},
+        {QStringLiteral("dead_letter_routing_key"), queue.deadLetterPolicy().routingKey},
+        {QStringLiteral("delivery_limit"), queue.deadLetterPolicy().deliveryLimit},
+        {QStringLiteral("dead_letter_overflow"), queue.deadLetterPolicy().onOverflow},
+        {QStringLiteral("inflight"), queue.inflight},
+        {QStringLiteral("oldest_ready_age_ms"), oldestReadyAgeMs},
+    };
+    const metrics::QueueFigures f = metrics::queueFigures(queue);
+    for (const metrics::QueueFigureSpec &spec : metrics::kQueueFigureSpecs)
+        o.insert(QLatin1StringView(spec.snapshotName), spec.value(f));
+    return o;
+}
+
 QJsonArray queues(const Router &router)
 {
     QList<Queue *> sorted = router.queues().values();
@@ -33,32 +61,8 @@ QJsonArray queues(const Router &router)
               [](const Queue *a, const Queue *b) { return a->name() < b->name(); });
     QJsonArray out;
     const QDateTime now = QDateTime::currentDateTimeUtc();
-    for (Queue *queue : sorted) {
-        // Lag as time: how long the next message to be delivered has waited since it was
-        // published (0 with nothing ready).
-        const qint64 oldestReadyAgeMs =
-            queue->ready().empty()
-                ? 0
-                : std::max<qint64>(0, queue->ready().front().message->sentTime.msecsTo(now));
-        QJsonObject o{
-            {QStringLiteral("name"), queue->name()},
-            {QStringLiteral("owner"), queue->owner()},
-            {QStringLiteral("max_length"), queue->maxLength()},
-            {QStringLiteral("max_bytes"), queue->maxBytes()},
-            {QStringLiteral("overflow"), queue->overflow()},
-            {QStringLiteral("message_ttl_ms"), queue->messageTtlMs()},
-            {QStringLiteral("dead_letter_exchange"), queue->deadLetterPolicy().exchange},
-            {QStringLiteral("dead_letter_routing_key"), queue->deadLetterPolicy().routingKey},
-            {QStringLiteral("delivery_limit"), queue->deadLetterPolicy().deliveryLimit},
-            {QStringLiteral("dead_letter_overflow"), queue->deadLetterPolicy().onOverflow},
-            {QStringLiteral("inflight"), queue->inflight},
-            {QStringLiteral("oldest_ready_age_ms"), oldestReadyAgeMs},
-        };
-        const metrics::QueueFigures f = metrics::queueFigures(*queue);
-        for (const metrics::QueueFigureSpec &spec : metrics::kQueueFigureSpecs)
-            o.insert(QLatin1StringView(spec.snapshotName), spec.value(f));
-        out.append(o);
-    }
+    for (Queue *q : sorted)
+        out.append(queue(*q, now));
     return out;
 }
 
@@ -103,9 +107,13 @@ QJsonArray exchanges(const Router &router)
     return out;
 }
 
-QJsonArray bindings(const Router &router)
+QJsonArray bindings(const Router &router, const QSet<QString> *onlyQueues)
 {
     QList<storage::BindingRecord> sorted = router.bindings();
+    if (onlyQueues)
+        sorted.removeIf([onlyQueues](const storage::BindingRecord &b) {
+            return !onlyQueues->contains(b.queue);
+        });
     std::sort(sorted.begin(), sorted.end(),
               [](const storage::BindingRecord &a, const storage::BindingRecord &b) {
                   return std::tie(a.exchange, a.routingKey, a.queue) <
@@ -302,7 +310,7 @@ QJsonArray talkers(const AdminContext &context)
 }
 
 QJsonObject full(const AdminContext &context, const QList<AdminSession *> &admins,
-                 admin::Sections sections)
+                 admin::Sections sections, const admin::SnapshotPaging &paging)
 {
     metrics::BrokerMetrics &m = context.metrics;
     QJsonObject o{
@@ -317,14 +325,28 @@ QJsonObject full(const AdminContext &context, const QList<AdminSession *> &admin
         {QStringLiteral("memory"), m.memoryJson()},
         {QStringLiteral("cluster"), m.clusterJson()},
     };
-    if (sections & admin::Section::Queues)
+    Page queueRows;
+    if ((sections & admin::Section::Queues) && paging.queues.paged) {
+        queueRows = queuePage(context.router, paging.queues);
+        o.insert(QStringLiteral("queues"), queueRows.rows);
+        o.insert(QStringLiteral("queues_page"), queueRows.info);
+    } else if (sections & admin::Section::Queues) {
         o.insert(QStringLiteral("queues"), queues(context.router));
+    }
     if (sections & admin::Section::Exchanges)
         o.insert(QStringLiteral("exchanges"), exchanges(context.router));
     if (sections & admin::Section::Bindings)
-        o.insert(QStringLiteral("bindings"), bindings(context.router));
-    if (sections & admin::Section::Connections)
+        o.insert(QStringLiteral("bindings"),
+                 bindings(context.router, paging.queues.paged && (sections & admin::Section::Queues)
+                                              ? &queueRows.queueNames
+                                              : nullptr));
+    if ((sections & admin::Section::Connections) && paging.connections.paged) {
+        Page rows = connectionPage(context, admins, paging.connections);
+        o.insert(QStringLiteral("connections"), rows.rows);
+        o.insert(QStringLiteral("connections_page"), rows.info);
+    } else if (sections & admin::Section::Connections) {
         o.insert(QStringLiteral("connections"), connections(context, admins));
+    }
     if (sections & admin::Section::RateLimits)
         o.insert(QStringLiteral("ratelimits"), rateLimits(context));
     if (sections & admin::Section::Talkers)

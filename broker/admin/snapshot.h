@@ -6,6 +6,7 @@
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QList>
+#include <QSet>
 
 #include "admin/adminrequest.h"
 #include "config/config.h"
@@ -24,10 +25,13 @@ class RateLimiter;
 namespace snapshot {
 
 QJsonArray queues(const Router &router);
+// One queue object; `now` is when its lag is judged.
+QJsonObject queue(Queue &queue, const QDateTime &now);
 // The first `limit` dead letters ready in `queue`, in delivery order.
 QJsonArray deadLetters(Queue &queue, int limit);
 QJsonArray exchanges(const Router &router);
-QJsonArray bindings(const Router &router);
+// Every binding, or (with `onlyQueues`) those of these queues: a paged snapshot's.
+QJsonArray bindings(const Router &router, const QSet<QString> *onlyQueues = nullptr);
 QJsonObject connection(const Session &session, const Router &router);
 QJsonObject connection(const AdminSession &session);
 QJsonArray connections(const AdminContext &context, const QList<AdminSession *> &admins);
@@ -37,9 +41,21 @@ QJsonArray talkers(const AdminContext &context);
 // The [rate_limit] rates, bursts and caps (not `enabled`), as the rate-limit view and the reload
 // summary show them.
 QJsonObject rateLimitSettings(const Config::RateLimit &r);
+// snapshotpage.cpp: one page of a list (docs/ADMIN-PROTOCOL.md, "Paging"), filtered and
+// sorted first; only the page's rows are turned into JSON.
+struct Page
+{
+    QJsonArray rows;
+    QJsonObject info;         // the "queues_page" / "connections_page" object
+    QSet<QString> queueNames; // a queue page's names (its bindings)
+};
+Page queuePage(const Router &router, const admin::ListPage &page);
+Page connectionPage(const AdminContext &context, const QList<AdminSession *> &admins,
+                    const admin::ListPage &page);
 // The `json` reply and each `Snapshot:` line (without "sequence").
 QJsonObject full(const AdminContext &context, const QList<AdminSession *> &admins,
-                 admin::Sections sections = admin::AllSections);
+                 admin::Sections sections = admin::AllSections,
+                 const admin::SnapshotPaging &paging = {});
 
 } // namespace snapshot
 } // namespace cmq

@@ -65,6 +65,34 @@ inline constexpr int MaxDeadLetterEntries = 10000;
 inline constexpr int DefaultMessagePageRows = 100;
 inline constexpr int MaxMessagePageRows = 1000;
 
+// Page options of a snapshot's queue and connection lists (`json`, `watch`), written
+// `<list>.<option>=<value>` (docs/ADMIN-PROTOCOL.md, "Paging"): a console with 50,000 queues
+// asks for the rows it shows instead of all of them.
+inline constexpr int DefaultPageRows = 200;
+inline constexpr int MaxPageRows = 10000;
+inline constexpr int MaxPageOffset = 100000000;
+inline constexpr int MaxPageFilterBytes = 255;
+
+struct ListPage
+{
+    bool paged = false; // some option was given; otherwise the whole list, as before
+    QString filter;     // case-insensitive substring (queues: name or owner; connections: cn,
+                        // address or id); empty matches every row
+    QString sort;       // one of queueSortKeys() / connectionSortKeys(); empty: name / id
+    bool descending = false;
+    int offset = 0;
+    int limit = DefaultPageRows;
+    bool operator==(const ListPage &) const = default;
+};
+
+struct SnapshotPaging
+{
+    ListPage queues;
+    ListPage connections;
+    bool isPaged() const { return queues.paged || connections.paged; }
+    bool operator==(const SnapshotPaging &) const = default;
+};
+
 struct AdminRequest
 {
     AdminCommand command = AdminCommand::Unknown;
@@ -76,6 +104,7 @@ struct AdminRequest
     quint64 afterId = 0; // queue_messages: entries after this id
     QString filter;      // queue_messages: sender CN or routing key contains it
     QByteArray definitions; // definitions_import: one JSON object
+    SnapshotPaging paging;  // json, watch
 };
 
 struct AdminParseResult
@@ -94,5 +123,11 @@ const char *adminCommandName(AdminCommand command);
 QStringList adminCommandNames();
 // "queues", "connections", ... in a fixed order.
 QStringList sectionNames(Sections sections);
+// What a paged list may be sorted by: fields of its objects ("depth" = ready + unacked).
+const QStringList &queueSortKeys();
+const QStringList &connectionSortKeys();
+// The page options of `paging` as request arguments ("queues.sort=ready queues.limit=200"),
+// empty when nothing is paged; options left at their defaults are left out.
+QString pagingArguments(const SnapshotPaging &paging);
 
 } // namespace cmq::admin

@@ -105,19 +105,113 @@ AdminParseResult parseQueueArgument(AdminCommand command, const QList<QByteArray
     return ok(request);
 }
 
+constexpr const char *queueSorts[] = {
+    "name",       "owner",     "ready",          "unacked",
+    "depth",      "consumers", "bytes",          "oldest_ready_age_ms",
+    "published",  "delivered", "acknowledged",   "redelivered",
+    "evicted",    "expired",   "dead_lettered",  "inflight",
+    "max_length", "max_bytes", "message_ttl_ms", "delivery_limit",
+};
+constexpr const char *connectionSorts[] = {
+    "id",          "listener",     "cn",       "address",   "connected_at", "requests",
+    "messages_in", "messages_out", "bytes_in", "bytes_out", "not_after",
+};
+
+template <size_t N> QStringList keyList(const char *const (&keys)[N])
+{
+    QStringList list;
+    for (const char *key : keys)
+        list.append(QString::fromLatin1(key));
+    return list;
+}
+
+constexpr const char *pageOptionNames[] = {"filter", "sort", "order", "offset", "limit"};
+
+// One `<list>.<option>=<value>` argument into `paging`; an "Error: ..." text when it is not
+// one. `seen` has a bit per list and option, so a repeated option is refused.
+QByteArray parsePageOption(QByteArrayView arg, Sections allowed, SnapshotPaging &paging,
+                           quint32 &seen)
+{
+    const qsizetype equals = arg.indexOf('=');
+    const QByteArrayView name = arg.first(equals);
+    const QByteArrayView value = arg.sliced(equals + 1);
+    const qsizetype dot = name.indexOf('.');
+    const QByteArrayView list = dot < 0 ? QByteArrayView() : name.first(dot);
+    const QByteArrayView option = dot < 0 ? QByteArrayView() : name.sliced(dot + 1);
+    const bool queues = list == "queues";
+    if (!queues && list != "connections")
+        return "Invalid page option '" + shortText(arg) +
+               "': expected queues.<option>=<value> or connections.<option>=<value>";
+    const auto known = std::find_if(std::begin(pageOptionNames), std::end(pageOptionNames),
+                                    [&](const char *o) { return option == o; });
+    if (known == std::end(pageOptionNames))
+        return "Invalid page option '" + shortText(arg) +
+               "': the options are filter, sort, order, offset and limit";
+    if (!(allowed & (queues ? Section::Queues : Section::Connections)))
+        return "Page option '" + shortText(name) + "' for a list the watch leaves out";
+    const quint32 bit = 1u << ((queues ? 0 : 8) + (known - std::begin(pageOptionNames)));
+    if (seen & bit)
+        return "Repeated page option '" + shortText(name) + "'";
+    seen |= bit;
+    ListPage &page = queues ? paging.queues : paging.connections;
+    page.paged = true;
+    quint64 number = 0;
+    if (option == "filter") {
+        if (value.isEmpty() || value.size() > MaxPageFilterBytes)
+            return "Invalid filter: expected 1 to " + QByteArray::number(MaxPageFilterBytes) +
+                   " bytes";
+        page.filter = QString::fromUtf8(value);
+    } else if (option == "sort") {
+        const QStringList &keys = queues ? queueSortKeys() : connectionSortKeys();
+        page.sort = QString::fromUtf8(value);
+        if (!keys.contains(page.sort))
+            return "Invalid sort key '" + shortText(value) + "' for " + list.toByteArray() +
+                   ": expected one of " + keys.join(QStringLiteral(", ")).toUtf8();
+    } else if (option == "order") {
+        if (value != "asc" && value != "desc")
+            return "Invalid order '" + shortText(value) + "': expected asc or desc";
+        page.descending = value == "desc";
+    } else if (option == "offset") {
+        if (!parseNumber(value, MaxPageOffset, number))
+            return "Invalid offset: expected a number from 0 to " +
+                   QByteArray::number(MaxPageOffset);
+        page.offset = int(number);
+    } else {
+        if (!parseNumber(value, MaxPageRows, number) || number == 0)
+            return "Invalid limit: expected a number from 1 to " + QByteArray::number(MaxPageRows);
+        page.limit = int(number);
+    }
+    return {};
+}
+
+// The arguments of `json` and `watch` after the interval and sections: page options only; a
+// word that is not one is one argument too many, as before paging.
+AdminParseResult parsePageOptions(AdminRequest request, const QList<QByteArrayView> &args)
+{
+    quint32 seen = 0;
+    for (const QByteArrayView arg : args) {
+        if (!arg.contains('='))
+            return error(QByteArray("Too many arguments for '") +
+                         adminCommandName(request.command) + "'");
+        const QByteArray problem = parsePageOption(arg, request.sections, request.paging, seen);
+        if (!problem.isEmpty())
+            return error(problem);
+    }
+    return ok(std::move(request));
+}
+
 AdminParseResult parseWatch(const QList<QByteArrayView> &args)
 {
     if (args.isEmpty())
         return error("Missing interval");
-    if (args.size() > 2)
-        return error("Too many arguments for 'watch'");
     quint64 interval = 0;
     if (!parseNumber(args[0], MaxWatchIntervalMs, interval) || interval < MinWatchIntervalMs)
         return error("Invalid interval: expected milliseconds from 100 to 60000");
     AdminRequest request;
     request.command = AdminCommand::Watch;
     request.intervalMs = int(interval);
-    if (args.size() == 2) {
+    const bool hasSections = args.size() > 1 && !args[1].contains('=');
+    if (hasSections) {
         request.sections = {};
         for (const QByteArrayView name : args[1].toByteArray().split(',')) {
             const auto found = std::find_if(std::begin(sections), std::end(sections),
@@ -130,7 +224,7 @@ AdminParseResult parseWatch(const QList<QByteArrayView> &args)
             request.sections |= found->section;
         }
     }
-    return ok(request);
+    return parsePageOptions(std::move(request), args.mid(hasSections ? 2 : 1));
 }
 
 // requeue <queue> [n], dead_letters <queue> [n]
@@ -227,6 +321,43 @@ QStringList adminCommandNames()
     return names;
 }
 
+const QStringList &queueSortKeys()
+{
+    static const QStringList keys = keyList(queueSorts);
+    return keys;
+}
+
+const QStringList &connectionSortKeys()
+{
+    static const QStringList keys = keyList(connectionSorts);
+    return keys;
+}
+
+static void appendPageArguments(QStringList &out, const char *list, const ListPage &page)
+{
+    if (!page.paged)
+        return;
+    const QString prefix = QString::fromLatin1(list) + u'.';
+    if (!page.filter.isEmpty())
+        out.append(prefix + QStringLiteral("filter=") + page.filter);
+    if (!page.sort.isEmpty())
+        out.append(prefix + QStringLiteral("sort=") + page.sort);
+    if (page.descending)
+        out.append(prefix + QStringLiteral("order=desc"));
+    if (page.offset != 0)
+        out.append(prefix + QStringLiteral("offset=") + QString::number(page.offset));
+    // Always written: a paged list with every other option at its default still says so.
+    out.append(prefix + QStringLiteral("limit=") + QString::number(page.limit));
+}
+
+QString pagingArguments(const SnapshotPaging &paging)
+{
+    QStringList out;
+    appendPageArguments(out, "queues", paging.queues);
+    appendPageArguments(out, "connections", paging.connections);
+    return out.join(u' ');
+}
+
 QStringList sectionNames(Sections selected)
 {
     QStringList names;
@@ -273,6 +404,11 @@ AdminParseResult parseAdminRequest(QByteArrayView line)
     }
     case AdminCommand::Watch:
         return parseWatch(args);
+    case AdminCommand::Json: {
+        AdminRequest request;
+        request.command = command;
+        return parsePageOptions(std::move(request), args);
+    }
     case AdminCommand::Audit:
         return parseAudit(args);
     case AdminCommand::Requeue:

@@ -1,6 +1,9 @@
 // Responsiveness with a large broker: synthetic watch snapshots of 5,000 queues and 1,000
-// connections (every queue's counts change every time, the worst case for the tables) go
-// through the real window, shown offscreen, with the Queues table sorted by a changing column,
+// connections sent whole, and of 50,000 queues and 5,000 connections sent as the broker pages
+// them for the console (a page of 200 of each plus totals, the page's bindings, and the
+// sections that are not paged: 5,000 rate-limit buckets and talkers), in which every queue's
+// counts change every time (the worst case for the tables), go through the real window, shown
+// offscreen, with the Queues table sorted by a changing column,
 // a selection and a queue detail window open. Measures, per snapshot, the JSON parse of the
 // `Snapshot:` line (as it used to run, on the GUI thread, and as it runs now, handed to the
 // SnapshotParser's worker thread) and the window's update including the repaint; prints the
@@ -9,6 +12,8 @@
 // so the figures are printed for the record and compared by whoever changes the window.
 
 #include <algorithm>
+
+#include <time.h>
 
 #include <QApplication>
 #include <QElapsedTimer>
@@ -28,13 +33,28 @@ using cmq::admingui::QueueTableModel;
 
 namespace {
 
-constexpr int Queues = 5000;
-constexpr int Connections = 1000;
 constexpr int Rounds = 15;
+
+// How large the broker is, and how many rows of each list its snapshot carries (0: whole).
+struct Scale
+{
+    int queues;
+    int connections;
+    int pageRows;
+    int clients; // client CNs in the sections that are never paged: rate limits and talkers
+    int shownQueues() const { return pageRows ? pageRows : queues; }
+    int shownConnections() const { return pageRows ? pageRows : connections; }
+};
 
 QString queueName(int i)
 {
-    return QStringLiteral("tenant_%1_queue").arg(i, 4, 10, QLatin1Char('0'));
+    return QStringLiteral("tenant_%1_queue").arg(i, 5, 10, QLatin1Char('0'));
+}
+
+QJsonObject pageInfo(int rows, int total)
+{
+    return {{"offset", 0},    {"limit", rows},  {"matched", total}, {"total", total},
+            {"sort", "name"}, {"order", "asc"}, {"filter", ""}};
 }
 
 QJsonObject certificate(int i)
@@ -46,13 +66,15 @@ QJsonObject certificate(int i)
             {"not_after", "2030-01-01T00:00:00.000Z"}};
 }
 
-QJsonObject snapshot(int sequence)
+QJsonObject snapshot(int sequence, const Scale &scale)
 {
-    QJsonArray queues, bindings, connections, buckets;
-    for (int i = 0; i < Queues; ++i) {
+    const int queueCount = scale.queues;
+    const int connectionCount = scale.connections;
+    QJsonArray queues, bindings, connections, buckets, talkers;
+    for (int i = 0; i < scale.shownQueues(); ++i) {
         const qint64 published = qint64(i) * 10 + sequence * (i % 50);
         queues.append(QJsonObject{{"name", queueName(i)},
-                                  {"owner", QStringLiteral("svc-%1").arg(i % Connections)},
+                                  {"owner", QStringLiteral("svc-%1").arg(i % connectionCount)},
                                   {"max_length", 10000},
                                   {"overflow", "drop-head"},
                                   {"ready", (i * 7 + sequence * 13) % 1000},
@@ -69,9 +91,31 @@ QJsonObject snapshot(int sequence)
                                     {"routing_key", queueName(i) + "_key"},
                                     {"queue", queueName(i)}});
     }
-    for (int i = 0; i < Connections; ++i) {
+    for (int i = 0; i < scale.clients; ++i) {
+        // Not paged: one rate-limit bucket and one talker per client CN.
+        talkers.append(QJsonObject{{"cn", QStringLiteral("svc-%1").arg(i)},
+                                   {"connections", 1},
+                                   {"publishes", 50 + sequence * 2},
+                                   {"deliveries", 60 + sequence * 3},
+                                   {"requests", 100 + sequence * 5},
+                                   {"bytes_in", 4096 + sequence * 100},
+                                   {"bytes_out", 8192 + sequence * 150},
+                                   {"idle_seconds", 0.0}});
+        const QJsonObject bucket{{"tokens", 150.0 - (i + sequence) % 100},
+                                 {"rate", 100},
+                                 {"burst", 200},
+                                 {"accepted", 100 + sequence},
+                                 {"rejected", 0}};
+        buckets.append(QJsonObject{{"scope", "cn"},
+                                   {"key", QStringLiteral("svc-%1").arg(i)},
+                                   {"connections", 1},
+                                   {"connection_limit", 20},
+                                   {"global", bucket},
+                                   {"publish", bucket}});
+    }
+    for (int i = 0; i < scale.shownConnections(); ++i) {
         QJsonArray consuming;
-        for (int q = i; q < Queues; q += Connections)
+        for (int q = i; q < queueCount; q += connectionCount)
             consuming.append(queueName(q));
         connections.append(QJsonObject{{"id", i + 1},
                                        {"listener", "data"},
@@ -90,40 +134,45 @@ QJsonObject snapshot(int sequence)
                                        {"prefetch", 256},
                                        {"unacked", (i + sequence) % 17},
                                        {"slow", false}});
-        const QJsonObject bucket{{"tokens", 150.0 - (i + sequence) % 100},
-                                 {"rate", 100},
-                                 {"burst", 200},
-                                 {"accepted", 100 + sequence},
-                                 {"rejected", 0}};
-        buckets.append(QJsonObject{{"scope", "cn"},
-                                   {"key", QStringLiteral("svc-%1").arg(i)},
-                                   {"connections", 1},
-                                   {"connection_limit", 20},
-                                   {"global", bucket},
-                                   {"publish", bucket}});
     }
     QJsonArray exchanges;
     for (int i = 0; i < 50; ++i)
         exchanges.append(QJsonObject{{"name", QStringLiteral("exchange_%1").arg(i)},
                                      {"type", "direct"},
                                      {"creator", "svc-0"},
-                                     {"bindings", Queues / 50}});
-    return {{"version", 1},
-            {"sequence", sequence},
-            {"broker", QJsonObject{{"version", "0.1.0"}, {"uptime_seconds", 100.0 + sequence}}},
-            {"rates", QJsonObject{{"messages_published", 900.0 + sequence},
-                                  {"messages_delivered", 880.0},
-                                  {"messages_acknowledged", 870.0}}},
-            {"totals", QJsonObject{{"connections", Connections},
-                                   {"queues", Queues},
-                                   {"consumers", Queues},
-                                   {"messages_ready", 2500000},
-                                   {"messages_unacked", 40000}}},
-            {"queues", queues},
-            {"exchanges", exchanges},
-            {"bindings", bindings},
-            {"connections", connections},
-            {"ratelimits", QJsonObject{{"enabled", true}, {"buckets", buckets}}}};
+                                     {"bindings", queueCount / 50}});
+    QJsonObject out{
+        {"version", 1},
+        {"sequence", sequence},
+        {"broker", QJsonObject{{"version", "0.1.0"}, {"uptime_seconds", 100.0 + sequence}}},
+        {"rates", QJsonObject{{"messages_published", 900.0 + sequence},
+                              {"messages_delivered", 880.0},
+                              {"messages_acknowledged", 870.0}}},
+        {"totals", QJsonObject{{"connections", connectionCount},
+                               {"queues", queueCount},
+                               {"consumers", queueCount},
+                               {"messages_ready", 2500000},
+                               {"messages_unacked", 40000}}},
+        {"queues", queues},
+        {"exchanges", exchanges},
+        {"bindings", bindings},
+        {"connections", connections},
+        {"ratelimits", QJsonObject{{"enabled", true}, {"buckets", buckets}}},
+        {"talkers", talkers}};
+    if (scale.pageRows) {
+        out.insert("queues_page", pageInfo(scale.pageRows, queueCount));
+        out.insert("connections_page", pageInfo(scale.pageRows, connectionCount));
+    }
+    return out;
+}
+
+// CPU time of the calling thread: what the GUI thread spent, however loaded the machine is
+// (the wall-clock figures grow with the load; these do not).
+double threadCpuMs()
+{
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
 double median(QList<double> values)
@@ -146,14 +195,33 @@ private Q_SLOTS:
 void tst_LargeSnapshot::updateTime_data()
 {
     QTest::addColumn<int>("tab");
-    QTest::newRow("Queues tab") << int(MainWindow::QueuesTab);
-    QTest::newRow("Connections tab") << int(MainWindow::ConnectionsTab);
-    QTest::newRow("Overview tab") << int(MainWindow::OverviewTab);
+    QTest::addColumn<int>("queues");
+    QTest::addColumn<int>("connections");
+    QTest::addColumn<int>("pageRows");
+    QTest::addColumn<int>("clients");
+    const std::pair<const char *, int> tabs[] = {{"Queues tab", MainWindow::QueuesTab},
+                                                 {"Connections tab", MainWindow::ConnectionsTab},
+                                                 {"Overview tab", MainWindow::OverviewTab}};
+    for (const auto &[name, tab] : tabs)
+        QTest::addRow("whole 5k/1k, %s", name) << tab << 5000 << 1000 << 0 << 1000;
+    for (const auto &[name, tab] : tabs)
+        QTest::addRow("paged 50k/5k, %s", name) << tab << 50000 << 5000 << 200 << 5000;
+    // The same pages with 200 client CNs in the rate limits and talkers (not paged): what the
+    // paged lists cost on their own.
+    QTest::addRow("paged 50k/5k, 200 CNs, Queues tab")
+        << int(MainWindow::QueuesTab) << 50000 << 5000 << 200 << 200;
 }
 
 void tst_LargeSnapshot::updateTime()
 {
     QFETCH(int, tab);
+    QFETCH(int, queues);
+    QFETCH(int, connections);
+    QFETCH(int, pageRows);
+    QFETCH(int, clients);
+    const Scale scale{queues, connections, pageRows, clients};
+    // In the page (of the first 200 by name) and consumed by a connection in its page too.
+    const QString selected = queueName(pageRows ? 123 : 1234);
     MainWindow window;
     window.resize(1280, 800);
     window.show();
@@ -163,26 +231,29 @@ void tst_LargeSnapshot::updateTime()
     // The stream's lines, serialized up front so the loop times only the console's work.
     QList<QByteArray> lines;
     for (int sequence = 1; sequence <= Rounds + 1; ++sequence)
-        lines.append(QJsonDocument(snapshot(sequence)).toJson(QJsonDocument::Compact));
+        lines.append(QJsonDocument(snapshot(sequence, scale)).toJson(QJsonDocument::Compact));
 
     QElapsedTimer timer;
     timer.start();
     window.showSnapshot(QJsonDocument::fromJson(lines.first()).object());
     QApplication::processEvents();
     const double firstMs = timer.nsecsElapsed() / 1e6;
-    QCOMPARE(window.queueModel().rowCount(), Queues);
-    QCOMPARE(window.connectionModel().rowCount(), Connections);
+    QCOMPARE(window.queueModel().rowCount(), scale.shownQueues());
+    QCOMPARE(window.connectionModel().rowCount(), scale.shownConnections());
+    // The tabs page from the broker's page objects on (a real session then asks for pages).
+    QCOMPARE(window.queuePager()->isPaged(), queues >= cmq::admingui::ListPager::PagingThreshold);
+    QCOMPARE(window.connectionPager()->total(), connections);
 
     // Sorted by a column that changes every snapshot, one row selected, one detail open.
     window.queuesPage()->view()->sortByColumn(QueueTableModel::Ready, Qt::DescendingOrder);
-    QVERIFY(window.queuesPage()->selectKey(queueName(1234)));
-    const auto *detail = window.openQueueDetail(queueName(1234));
+    QVERIFY(window.queuesPage()->selectKey(selected));
+    const auto *detail = window.openQueueDetail(selected);
     window.activateWindow();
     QApplication::processEvents();
 
     cmq::admin::SnapshotParser parser;
     QSignalSpy parsed(&parser, &cmq::admin::SnapshotParser::parsed);
-    QList<double> parseMs, handOffMs, updateMs, guiBeforeMs, guiAfterMs;
+    QList<double> parseMs, handOffMs, updateMs, guiBeforeMs, guiAfterMs, updateCpuMs;
     for (int round = 1; round <= Rounds; ++round) {
         timer.restart();
         const QJsonObject onGuiThread = QJsonDocument::fromJson(lines[round]).object();
@@ -194,26 +265,32 @@ void tst_LargeSnapshot::updateTime()
         const QJsonObject object = parsed.takeFirst().at(0).toJsonObject();
         QCOMPARE(object, onGuiThread);
         timer.restart();
+        const double cpuBefore = threadCpuMs();
         window.showSnapshot(object);
         QApplication::processEvents(); // layout and repaint of what changed
         updateMs.append(timer.nsecsElapsed() / 1e6);
+        updateCpuMs.append(threadCpuMs() - cpuBefore);
         guiBeforeMs.append(parseMs.last() + updateMs.last());
         guiAfterMs.append(handOffMs.last() + updateMs.last());
     }
     const double worst = *std::max_element(updateMs.cbegin(), updateMs.cend());
     qInfo("%d queues, %d connections, %s: snapshot line %.1f MB; first snapshot %.0f ms; then "
           "per snapshot: JSON parse %.1f ms, window update %.1f ms median, %.1f ms max",
-          Queues, Connections, QTest::currentDataTag(), lines.last().size() / 1e6, firstMs,
+          queues, connections, QTest::currentDataTag(), lines.last().size() / 1e6, firstMs,
           median(parseMs), median(updateMs), worst);
     qInfo("%s: GUI thread per snapshot, median: %.1f ms parsing there (before), %.1f ms with the "
           "parse on the worker thread (after; hand-off %.2f ms)",
           QTest::currentDataTag(), median(guiBeforeMs), median(guiAfterMs), median(handOffMs));
+    qInfo("%s: window update, GUI thread CPU time: %.1f ms median, %.1f ms max",
+          QTest::currentDataTag(), median(updateCpuMs),
+          *std::max_element(updateCpuMs.cbegin(), updateCpuMs.cend()));
 
     // The live updates were applied, in place.
     const QJsonObject last = QJsonDocument::fromJson(lines[Rounds]).object();
-    const int row = window.queueModel().rowOf(queueName(1234));
+    const int row = window.queueModel().rowOf(selected);
+    const int index = pageRows ? 123 : 1234;
     QCOMPARE(window.queueModel().index(row, QueueTableModel::Ready).data().toString(),
-             QString::number(last["queues"].toArray()[1234].toObject()["ready"].toInt()));
+             QString::number(last["queues"].toArray()[index].toObject()["ready"].toInt()));
     QCOMPARE(window.queuesPage()->selectedSourceRow(), row);
     QCOMPARE(detail->bindings().rowCount(), 1);
     QCOMPARE(detail->consumers().rowCount(), 1);

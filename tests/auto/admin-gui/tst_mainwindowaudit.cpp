@@ -185,6 +185,10 @@ void tst_MainWindowAudit::readOnlyIdentityCannotPurge()
     const auto buttons = window->queuesPage()->findChildren<QPushButton *>();
     int greyed = 0;
     for (QPushButton *button : buttons) {
+        // The page bar's buttons move the view, not the broker (and are hidden while unpaged).
+        if (button == window->queuesPage()->previousPageButton() ||
+            button == window->queuesPage()->nextPageButton())
+            continue;
         if (button->text() == QStringLiteral("Details…")) {
             QVERIFY(button->isEnabled()); // looking is allowed
         } else {

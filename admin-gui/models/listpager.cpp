@@ -1,0 +1,157 @@
+#include "models/listpager.h"
+
+#include <algorithm>
+
+#include <QJsonArray>
+#include <QLocale>
+
+#include "models/connectiontablemodel.h"
+#include "models/queuetablemodel.h"
+
+namespace cmq::admingui {
+
+ListPager::ListPager(QString list, QStringList columnKeys, QObject *parent)
+    : QObject(parent), m_list(std::move(list)), m_columnKeys(std::move(columnKeys))
+{
+    m_page.limit = PageRows;
+}
+
+ListPager *ListPager::forQueues(QObject *parent)
+{
+    QStringList keys(QueueTableModel::ColumnCount);
+    keys[QueueTableModel::Name] = QStringLiteral("name");
+    keys[QueueTableModel::Owner] = QStringLiteral("owner");
+    keys[QueueTableModel::Ready] = QStringLiteral("ready");
+    keys[QueueTableModel::OldestReadyAge] = QStringLiteral("oldest_ready_age_ms");
+    keys[QueueTableModel::Depth] = QStringLiteral("depth");
+    keys[QueueTableModel::Unacked] = QStringLiteral("unacked");
+    keys[QueueTableModel::Consumers] = QStringLiteral("consumers");
+    keys[QueueTableModel::Evicted] = QStringLiteral("evicted");
+    keys[QueueTableModel::Limit] = QStringLiteral("max_length");
+    keys[QueueTableModel::MessageTtl] = QStringLiteral("message_ttl_ms");
+    keys[QueueTableModel::DeliveryLimit] = QStringLiteral("delivery_limit");
+    return new ListPager(QStringLiteral("queues"), keys, parent);
+}
+
+ListPager *ListPager::forConnections(QObject *parent)
+{
+    QStringList keys(ConnectionTableModel::ColumnCount);
+    keys[ConnectionTableModel::Id] = QStringLiteral("id");
+    keys[ConnectionTableModel::Listener] = QStringLiteral("listener");
+    keys[ConnectionTableModel::Cn] = QStringLiteral("cn");
+    keys[ConnectionTableModel::Address] = QStringLiteral("address");
+    keys[ConnectionTableModel::ConnectedSince] = QStringLiteral("connected_at");
+    keys[ConnectionTableModel::MessagesIn] = QStringLiteral("messages_in");
+    keys[ConnectionTableModel::MessagesOut] = QStringLiteral("messages_out");
+    keys[ConnectionTableModel::BytesIn] = QStringLiteral("bytes_in");
+    keys[ConnectionTableModel::BytesOut] = QStringLiteral("bytes_out");
+    keys[ConnectionTableModel::Expiry] = QStringLiteral("not_after");
+    return new ListPager(QStringLiteral("connections"), keys, parent);
+}
+
+void ListPager::followSnapshot(const QJsonObject &snapshot)
+{
+    const QJsonValue rows = snapshot.value(m_list);
+    if (!rows.isArray())
+        return; // the watch leaves this list out
+    m_shownRows = int(rows.toArray().size());
+    const QJsonObject page = snapshot.value(m_list + QStringLiteral("_page")).toObject();
+    // A whole list (or, just after a page was asked for, the last whole one) or a page.
+    m_total = page.isEmpty() ? m_shownRows : page.value(u"total").toInteger();
+    m_matched = page.isEmpty() ? m_shownRows : page.value(u"matched").toInteger();
+    m_shownOffset = page.isEmpty() ? 0 : page.value(u"offset").toInt();
+    if (!m_page.paged && m_total >= m_threshold) {
+        m_page.paged = true;
+        m_page.offset = 0;
+        m_page.sort = m_sort;
+        m_page.descending = m_descending;
+        m_page.filter = m_filter;
+        Q_EMIT pageShown();
+        Q_EMIT requestChanged();
+        return;
+    }
+    if (m_page.paged && m_total < m_threshold / 2) {
+        m_page = admin::ListPage();
+        m_page.limit = PageRows;
+        Q_EMIT pageShown();
+        Q_EMIT requestChanged();
+        return;
+    }
+    Q_EMIT pageShown();
+    // Past the end (queues deleted, a narrower filter): the last page instead.
+    if (m_page.paged && m_page.offset > 0 && m_page.offset >= m_matched)
+        setOffset(int(std::max<qint64>(0, (m_matched - 1) / m_page.limit * m_page.limit)));
+}
+
+void ListPager::setFilter(const QString &text)
+{
+    QString word = text.simplified().section(u' ', 0, 0);
+    while (word.toUtf8().size() > admin::MaxPageFilterBytes)
+        word.chop(1);
+    if (word == m_filter)
+        return;
+    m_filter = word;
+    if (!m_page.paged)
+        return;
+    m_page.filter = word;
+    m_page.offset = 0;
+    Q_EMIT requestChanged();
+}
+
+void ListPager::setSort(int column, Qt::SortOrder order)
+{
+    const QString key = m_columnKeys.value(column);
+    if (key.isEmpty())
+        return;
+    const bool descending = order == Qt::DescendingOrder;
+    if (key == m_sort && descending == m_descending)
+        return;
+    m_sort = key;
+    m_descending = descending;
+    if (!m_page.paged)
+        return;
+    m_page.sort = key;
+    m_page.descending = descending;
+    m_page.offset = 0;
+    Q_EMIT requestChanged();
+}
+
+void ListPager::nextPage()
+{
+    if (hasNext())
+        setOffset(m_page.offset + m_page.limit);
+}
+
+void ListPager::previousPage()
+{
+    setOffset(std::max(0, m_page.offset - m_page.limit));
+}
+
+void ListPager::setOffset(int offset)
+{
+    if (!m_page.paged || offset == m_page.offset)
+        return;
+    m_page.offset = offset;
+    Q_EMIT requestChanged();
+}
+
+QString ListPager::summary() const
+{
+    if (!m_page.paged)
+        return {};
+    const QLocale locale;
+    const QString all = m_list == u"queues" ? tr("%1 queues").arg(locale.toString(m_total))
+                                            : tr("%1 connections").arg(locale.toString(m_total));
+    if (m_shownRows == 0)
+        return m_matched == 0
+                   ? tr("No rows match (%1)").arg(all)
+                   : tr("No rows here: %1 match (%2)").arg(locale.toString(m_matched), all);
+    const QString rows =
+        tr("Rows %1–%2")
+            .arg(locale.toString(m_shownOffset + 1), locale.toString(m_shownOffset + m_shownRows));
+    if (m_matched == m_total)
+        return tr("%1 of %2").arg(rows, all);
+    return tr("%1 of %2 matching (%3)").arg(rows, locale.toString(m_matched), all);
+}
+
+} // namespace cmq::admingui

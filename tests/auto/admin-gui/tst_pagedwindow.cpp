@@ -1,0 +1,132 @@
+// Server-side paging end to end (docs/ADMIN-GUI.md, "Large brokers"): a window whose Queues
+// pager is set to page from 5 rows, against a real broker with 30 queues, asks for a page (the
+// broker answers with queues_page), shows the page bar, sends the filter and a header sort to
+// the broker, and selects and opens the detail of a row of the page.
+
+#include <QStandardPaths>
+#include <QtTest>
+
+#include "brokerprocess.h"
+#include "testclient.h"
+#include "testenv.h"
+#include "ui/mainwindow.h"
+#include "ui/queuedetaildialog.h"
+#include "ui/tablepage.h"
+
+using cmq::admingui::ConnectionOptions;
+using cmq::admingui::MainWindow;
+using cmq::admingui::QueueDetailDialog;
+using cmq::admingui::QueueTableModel;
+using cmq::admingui::TablePage;
+using cmq::test::BrokerProcess;
+using cmq::test::certFile;
+using cmq::test::freePort;
+using cmq::test::TestClient;
+
+namespace {
+
+constexpr int Deadline = 30000;
+constexpr int QueueCount = 30;
+
+QString queueName(int i)
+{
+    return QStringLiteral("receiver_1_pw%1").arg(i, 2, 10, QLatin1Char('0'));
+}
+
+} // namespace
+
+class tst_PagedWindow : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase();
+    void cleanupTestCase();
+    void pagesFilterAndSortOnTheBroker();
+
+private:
+    BrokerProcess m_broker;
+    quint16 m_adminPort = 0;
+    std::unique_ptr<TestClient> m_receiver;
+};
+
+void tst_PagedWindow::initTestCase()
+{
+    QCoreApplication::setOrganizationName("CipherMQ-tests");
+    QStandardPaths::setTestModeEnabled(true);
+    m_adminPort = freePort();
+    m_broker.set("admin.enabled", "true");
+    m_broker.set("admin.address", QStringLiteral("\"127.0.0.1:%1\"").arg(m_adminPort));
+    QVERIFY2(m_broker.start(), m_broker.output().constData());
+    m_receiver = std::make_unique<TestClient>("receiver_1");
+    QVERIFY(m_receiver->connectTo(m_broker.port()));
+    for (int i = 0; i < QueueCount; ++i)
+        QCOMPARE(m_receiver->request("declare_queue " + queueName(i).toUtf8()), "Queue declared");
+}
+
+void tst_PagedWindow::cleanupTestCase()
+{
+    m_receiver.reset();
+    QVERIFY(m_broker.terminate());
+}
+
+void tst_PagedWindow::pagesFilterAndSortOnTheBroker()
+{
+    MainWindow window;
+    window.queuePager()->setThreshold(5);
+    window.session().setWatchIntervalMs(200);
+    window.show();
+    window.tabs()->setCurrentIndex(MainWindow::QueuesTab);
+    ConnectionOptions o;
+    o.host = "localhost";
+    o.port = m_adminPort;
+    o.caPath = certFile("ca.crt");
+    o.certPath = certFile("ops-admin.crt");
+    o.keyPath = certFile("ops-admin.key");
+    window.connectTo(o);
+
+    // The first whole snapshot turns paging on; the broker's pages follow.
+    QTRY_VERIFY_WITH_TIMEOUT(
+        window.session().lastSnapshot().contains(QStringLiteral("queues_page")), Deadline);
+    QVERIFY(window.queuePager()->isPaged());
+    QCOMPARE(window.queuePager()->total(), QueueCount);
+    QVERIFY(window.session().watchLine().contains(QStringLiteral("queues.limit=200")));
+    TablePage *page = window.queuesPage();
+    QTRY_VERIFY_WITH_TIMEOUT(page->pageSummary()->isVisibleTo(page), Deadline);
+    QCOMPARE(page->pageSummary()->text(), QStringLiteral("Rows 1–30 of 30 queues"));
+    QVERIFY(!page->nextPageButton()->isEnabled());
+    // Connections stay whole: only a few.
+    QVERIFY(!window.connectionPager()->isPaged());
+    QVERIFY(!window.session().lastSnapshot().contains(QStringLiteral("connections_page")));
+
+    // The filter goes to the broker: only the matching queues come back, with the counts.
+    page->filter()->setText(QStringLiteral("PW1"));
+    QTRY_COMPARE_WITH_TIMEOUT(window.queuePager()->matched(), 10, Deadline);
+    QTRY_COMPARE_WITH_TIMEOUT(window.queueModel().rowCount(), 10, Deadline);
+    QCOMPARE(page->pageSummary()->text(), QStringLiteral("Rows 1–10 of 10 matching (30 queues)"));
+    const QJsonObject info =
+        window.session().lastSnapshot().value(QStringLiteral("queues_page")).toObject();
+    QCOMPARE(info.value("filter").toString(), QStringLiteral("PW1"));
+
+    // A header click sorts on the broker.
+    page->view()->sortByColumn(QueueTableModel::Name, Qt::DescendingOrder);
+    QTRY_COMPARE_WITH_TIMEOUT(window.session()
+                                  .lastSnapshot()
+                                  .value(QStringLiteral("queues_page"))
+                                  .toObject()
+                                  .value("order")
+                                  .toString(),
+                              QStringLiteral("desc"), Deadline);
+    const QJsonArray rows =
+        window.session().lastSnapshot().value(QStringLiteral("queues")).toArray();
+    QCOMPARE(rows.first().toObject().value("name").toString(), queueName(19));
+
+    // Rows of the page select and open as before.
+    QVERIFY(page->selectKey(queueName(12)));
+    QueueDetailDialog *detail = window.openQueueDetail(queueName(12));
+    QVERIFY(detail);
+    window.session().close();
+}
+
+QTEST_MAIN(tst_PagedWindow)
+#include "tst_pagedwindow.moc"
