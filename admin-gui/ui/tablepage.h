@@ -5,6 +5,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
 #include <QPushButton>
 #include <QSortFilterProxyModel>
 #include <QTableView>
@@ -48,6 +49,13 @@ public:
     // no-op, a restored one keeps its widths (the first data no longer resizes the columns).
     QByteArray saveHeaderState() const;
     bool restoreHeaderState(const QByteArray &state);
+    // The header's context menu (right-click): one checkable entry per column, with the
+    // column's tooltip, and "Show all columns". Which columns are hidden is part of the saved
+    // header state. The caller owns the menu.
+    QMenu *columnsMenu(QWidget *parent = nullptr);
+    void setColumnShown(int column, bool shown);
+    // Columns hidden until the operator shows them (a restored header state overrides this).
+    void hideColumnsByDefault(const QList<int> &columns);
 
 private:
     void updateButtons();
