@@ -121,8 +121,9 @@ pids+=($!)
         seq 1 "$n" | sed "s/^/order /" | as sender_1 send --to receiver_1 --lines >/dev/null 2>&1 || true
         seq 1 $((1 + i % 4)) | sed "s/^/report /" | as sender_1 send --to receiver_2 --lines \
             >/dev/null 2>&1 || true
-        [ $((i % 3)) -eq 0 ] && echo "audit $i" | as publisher-svc-1 send --to worker-svc-1 \
-            >/dev/null 2>&1 || true
+        # (TEXT as an argument: without one, '-' or --lines, cmq send has nothing to send.)
+        [ $((i % 3)) -eq 0 ] && as publisher-svc-1 send --to worker-svc-1 "audit $i" \
+            >>"$work/audit-send.out" 2>&1 || true
         i=$((i + 1))
         sleep 0.5
     done
@@ -131,8 +132,10 @@ pids+=($!)
 # Dead letters for the queue detail's Dead letters tab, and the Queues tab's TTL / DLX /
 # delivery-limit columns: worker-svc-1_audit dead-letters to a fanout exchange feeding
 # worker-svc-1_dlq; one of its messages is nacked with drop (rejected), then a 4 s TTL lets the
-# rest expire there. cmq has no command for these data-path requests, so a few lines of
-# Python send them over the same mutual TLS.
+# rest expire there. worker-svc-1 may not publish, so it may not name a dead-letter exchange
+# (docs/ACL.md, "Dead-lettering"): ops-admin provisions that for it, as an operator would.
+# cmq has no command for these data-path requests, so a few lines of Python send them over
+# the same mutual TLS.
 raw() { # raw CN LINE...: one reply line per request line; "{id}" is the last fetched message
     python3 - "$certs" "$data_port" "$@" <<'PY'
 import socket, ssl, sys
@@ -152,14 +155,29 @@ with context.wrap_socket(socket.create_connection(("127.0.0.1", port)),
         print(reply[:120])
 PY
 }
+expect() { # expect TEXT: the replies on stdin contain TEXT, or the script stops saying so
+    local replies
+    replies=$(cat)
+    grep -qF "$1" <<<"$replies" || { echo "expected '$1', got: $replies" >&2; exit 1; }
+}
 raw worker-svc-1 "declare_exchange worker-svc-1_dlx fanout" "declare_queue worker-svc-1_dlq" \
-    "bind worker-svc-1_dlq worker-svc-1_dlx worker-svc-1_dlq" \
-    "queue_policy worker-svc-1_audit 0 drop-head dlx=worker-svc-1_dlx delivery_limit=3" >/dev/null
+    "bind worker-svc-1_dlq worker-svc-1_dlx worker-svc-1_dlq" | expect "Queue bound"
+raw ops-admin "queue_policy worker-svc-1_audit 0 drop-head dlx=worker-svc-1_dlx delivery_limit=3" |
+    expect "Queue policy set"
+rejected=no
 for _ in $(seq 1 40); do # an audit message to reject (one every 1.5 s)
-    raw worker-svc-1 "fetch worker-svc-1_audit" "nack {id} drop" | grep -q NACK_CONFIRMED && break
+    if raw worker-svc-1 "fetch worker-svc-1_audit" "nack {id} drop" | grep -q NACK_CONFIRMED; then
+        rejected=yes
+        break
+    fi
     sleep 0.5
 done
-raw worker-svc-1 "queue_policy worker-svc-1_audit 0 drop-head 4000" >/dev/null
+if [ "$rejected" != yes ]; then
+    echo "no audit message reached worker-svc-1_audit; cmq send said:" >&2
+    tail -5 "$work/audit-send.out" >&2
+    exit 1
+fi
+raw worker-svc-1 "queue_policy worker-svc-1_audit 0 drop-head 4000" | expect "Queue policy set"
 
 # One burst larger than the publish bucket: the Rate limits tab shows it drained, with
 # rejected requests.

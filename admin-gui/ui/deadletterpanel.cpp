@@ -21,6 +21,12 @@ DeadLetterPanel::DeadLetterPanel(const QString &queue, QWidget *parent)
       m_view(makeListTable(&m_model))
 {
     m_model.setQueue(queue);
+    // Message ids are long (a UUID between the sender's and the receiver's CN): sized to their
+    // contents they pushed sender, routing key and size out of a 1280-pixel window. At most
+    // 250 px, elided in the middle, where the two CNs at the ends stay readable.
+    m_view->setWordWrap(false); // one line per row, as in the main window's tables
+    m_view->setTextElideMode(Qt::ElideMiddle);
+    m_view->horizontalHeader()->setMaximumSectionSize(250);
     m_confirm = [this](const QString &title, const QString &text) {
         return QMessageBox::question(this, title, text, QMessageBox::Yes | QMessageBox::Cancel,
                                      QMessageBox::Cancel) == QMessageBox::Yes;
@@ -129,6 +135,9 @@ void DeadLetterPanel::onDeadLetters(const QString &line, const QJsonArray &deadL
         m_error = error;
     else if (m_model.applyReply(line, deadLetters))
         m_error.clear();
+    // The columns follow the list just loaded: the header does not always re-measure rows
+    // that arrive while the tab is being shown (the headers' widths alone were kept).
+    m_view->horizontalHeader()->resizeSections(QHeaderView::ResizeToContents);
     updateControls();
 }
 

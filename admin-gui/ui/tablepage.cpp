@@ -43,6 +43,16 @@ TablePage::TablePage(JsonTableModel *model, const QString &filterHint, QWidget *
     m_view->horizontalHeader()->setMaximumSectionSize(220);
     connect(m_view->selectionModel(), &QItemSelectionModel::selectionChanged, this,
             &TablePage::updateButtons);
+    // Right-click on the header chooses the columns: a wide table fits a small screen by
+    // hiding what this operator does not look at, instead of scrolling sideways.
+    QHeaderView *header = m_view->horizontalHeader();
+    header->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(header, &QHeaderView::customContextMenuRequested, this,
+            [this, header](const QPoint &at) {
+                QMenu *menu = columnsMenu(this);
+                menu->setAttribute(Qt::WA_DeleteOnClose);
+                menu->popup(header->mapToGlobal(at));
+            });
     // Column widths follow the first data, then stay put: live updates must not make them jump.
     connect(
         model, &QAbstractItemModel::rowsInserted, this,
@@ -182,6 +192,51 @@ void TablePage::updatePagerBar()
     m_pageSummary->setText(m_pager->summary());
     m_previousPage->setEnabled(m_pager->hasPrevious());
     m_nextPage->setEnabled(m_pager->hasNext());
+}
+
+QMenu *TablePage::columnsMenu(QWidget *parent)
+{
+    auto *menu = new QMenu(tr("Columns"), parent);
+    menu->setToolTipsVisible(true);
+    const QHeaderView *header = m_view->horizontalHeader();
+    const int visible = header->count() - header->hiddenSectionCount();
+    for (int column = 0; column < m_model->columnCount(); ++column) {
+        QAction *action = menu->addAction(
+            m_model->headerData(column, Qt::Horizontal, Qt::DisplayRole)
+                .toString()
+                .replace(u'\n', u' '));
+        action->setToolTip(m_model->headerData(column, Qt::Horizontal, Qt::ToolTipRole).toString());
+        action->setCheckable(true);
+        action->setChecked(!header->isSectionHidden(column));
+        // Not the last one shown: without a visible column there is no header to bring the
+        // others back from.
+        action->setEnabled(header->isSectionHidden(column) || visible > 1);
+        connect(action, &QAction::toggled, this,
+                [this, column](bool shown) { setColumnShown(column, shown); });
+    }
+    menu->addSeparator();
+    connect(menu->addAction(tr("Show all columns")), &QAction::triggered, this, [this] {
+        for (int column = 0; column < m_model->columnCount(); ++column)
+            setColumnShown(column, true);
+    });
+    return menu;
+}
+
+void TablePage::setColumnShown(int column, bool shown)
+{
+    QHeaderView *header = m_view->horizontalHeader();
+    if (header->isSectionHidden(column) != shown)
+        return;
+    header->setSectionHidden(column, !shown);
+    // A column hidden before the first data was never sized to its contents.
+    if (shown && m_sized)
+        m_view->resizeColumnToContents(column);
+}
+
+void TablePage::hideColumnsByDefault(const QList<int> &columns)
+{
+    for (int column : columns)
+        m_view->horizontalHeader()->setSectionHidden(column, true);
 }
 
 void TablePage::updateButtons()

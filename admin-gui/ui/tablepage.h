@@ -5,6 +5,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
 #include <QPushButton>
 #include <QSortFilterProxyModel>
 #include <QTableView>
@@ -56,6 +57,13 @@ public:
     QLabel *pageSummary() { return m_pageSummary; }
     QPushButton *previousPageButton() { return m_previousPage; }
     QPushButton *nextPageButton() { return m_nextPage; }
+    // The header's context menu (right-click): one checkable entry per column, with the
+    // column's tooltip, and "Show all columns". Which columns are hidden is part of the saved
+    // header state. The caller owns the menu.
+    QMenu *columnsMenu(QWidget *parent = nullptr);
+    void setColumnShown(int column, bool shown);
+    // Columns hidden until the operator shows them (a restored header state overrides this).
+    void hideColumnsByDefault(const QList<int> &columns);
 
 private:
     void updateButtons();

@@ -7,34 +7,27 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QStandardPaths>
 #include <QtTest>
 
-#include "brokerprocess.h"
+#include "adminfixture.h"
 #include "testclient.h"
-#include "testenv.h"
 #include "ui/mainwindow.h"
 #include "ui/tablepage.h"
 
 using cmq::admingui::BulkAction;
-using cmq::admingui::ConnectionOptions;
 using cmq::admingui::ConnectionTableModel;
 using cmq::admingui::MainWindow;
 using cmq::admingui::QueueTableModel;
 using cmq::test::BrokerProcess;
-using cmq::test::certFile;
-using cmq::test::freePort;
 using cmq::test::TestClient;
 
 namespace {
 
-constexpr int Deadline = 30000;
+constexpr int Deadline = cmq::test::GuiDeadline;
 
 QString ready(MainWindow &window, const QString &queue)
 {
-    const int row = window.queueModel().rowOf(queue);
-    return row < 0 ? QString()
-                   : window.queueModel().index(row, QueueTableModel::Ready).data().toString();
+    return cmq::test::queueCell(window, queue, QueueTableModel::Ready);
 }
 
 } // namespace
@@ -52,7 +45,7 @@ private Q_SLOTS:
     void bulkDisconnectClosesTheSelectedOnly();
 
 private:
-    std::unique_ptr<MainWindow> openWindow();
+    std::unique_ptr<MainWindow> openWindow() { return cmq::test::openAdminWindow(m_adminPort); }
 
     BrokerProcess m_broker;
     quint16 m_adminPort = 0;
@@ -62,11 +55,8 @@ private:
 
 void tst_BulkActions::initTestCase()
 {
-    QCoreApplication::setOrganizationName("CipherMQ-tests");
-    QStandardPaths::setTestModeEnabled(true);
-    m_adminPort = freePort();
-    m_broker.set("admin.enabled", "true");
-    m_broker.set("admin.address", QStringLiteral("\"127.0.0.1:%1\"").arg(m_adminPort));
+    cmq::test::isolateSettings();
+    m_adminPort = cmq::test::enableAdmin(m_broker);
     QVERIFY2(m_broker.start(), m_broker.output().constData());
     m_receiver = std::make_unique<TestClient>("receiver_1");
     m_sender = std::make_unique<TestClient>("sender_1");
@@ -81,11 +71,8 @@ void tst_BulkActions::initTestCase()
                  "Queue bound");
         for (int i = 0; i < count; ++i) {
             const QByteArray id = "bulk-" + QByteArray::number(++n);
-            QCOMPARE(m_sender->request("publish CipherMQ_exchange " + queue +
-                                       R"( {"message_id":")" + id +
-                                       R"(","receiver_client_id":"receiver_1",)"
-                                       R"("enc_session_key":"ZQ==","nonce":"bg==",)"
-                                       R"("ciphertext":"Yw=="})"),
+            QCOMPARE(m_sender->request("publish CipherMQ_exchange " + queue + ' ' +
+                                       cmq::test::envelope(id)),
                      "ACK " + id);
         }
     }
@@ -96,21 +83,6 @@ void tst_BulkActions::cleanupTestCase()
     m_receiver.reset();
     m_sender.reset();
     QVERIFY(m_broker.terminate());
-}
-
-std::unique_ptr<MainWindow> tst_BulkActions::openWindow()
-{
-    auto window = std::make_unique<MainWindow>();
-    window->session().setWatchIntervalMs(200);
-    window->show();
-    ConnectionOptions o;
-    o.host = "localhost";
-    o.port = m_adminPort;
-    o.caPath = certFile("ca.crt");
-    o.certPath = certFile("ops-admin.crt");
-    o.keyPath = certFile("ops-admin.key");
-    window->connectTo(o);
-    return window;
 }
 
 void tst_BulkActions::confirmationListsEveryTarget()

@@ -13,28 +13,24 @@
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QPushButton>
-#include <QStandardPaths>
 #include <QtTest>
 
-#include "brokerprocess.h"
+#include "adminfixture.h"
 #include "testclient.h"
-#include "testenv.h"
 #include "ui/mainwindow.h"
 #include "ui/queuedetaildialog.h"
 
-using cmq::admingui::ConnectionOptions;
 using cmq::admingui::DeadLetterModel;
 using cmq::admingui::DeadLetterPanel;
 using cmq::admingui::MainWindow;
 using cmq::admingui::QueueTableModel;
 using cmq::test::BrokerProcess;
-using cmq::test::certFile;
-using cmq::test::freePort;
+using cmq::test::queueCell;
 using cmq::test::TestClient;
 
 namespace {
 
-constexpr int Deadline = 30000;
+constexpr int Deadline = cmq::test::GuiDeadline;
 const QByteArray Inbox = "both-svc_in";
 const QByteArray DeadLetters = "both-svc_dlq";
 
@@ -53,15 +49,7 @@ QJsonObject deadLetter(const QString &id, const QString &reason, const QString &
 
 QByteArray envelope(const QByteArray &id)
 {
-    return R"({"message_id":")" + id +
-           R"(","receiver_client_id":"both-svc","enc_session_key":"ZW5j","nonce":"bm9uY2U=",)"
-           R"("ciphertext":"Y2lwaGVy"})";
-}
-
-QString queueCell(MainWindow &window, const QString &queue, int column)
-{
-    const int row = window.queueModel().rowOf(queue);
-    return row < 0 ? QString() : window.queueModel().index(row, column).data().toString();
+    return cmq::test::envelope(id, "both-svc");
 }
 
 // The Type column of an exchange's row on the Exchanges tab.
@@ -91,9 +79,6 @@ private Q_SLOTS:
     void reasons();
     void modelRepliesAndRequeueTexts();
     void deadLetterAndRequeueInTheWindow();
-
-private:
-    std::unique_ptr<MainWindow> openWindow(quint16 adminPort, const char *identity);
 };
 
 void tst_DeadLetterView::reasons_data()
@@ -170,30 +155,11 @@ void tst_DeadLetterView::modelRepliesAndRequeueTexts()
              QStringLiteral("Requeue failed: Queue 'svc_dlq' not found"));
 }
 
-std::unique_ptr<MainWindow> tst_DeadLetterView::openWindow(quint16 adminPort, const char *identity)
-{
-    auto window = std::make_unique<MainWindow>();
-    window->session().setWatchIntervalMs(200);
-    window->resize(1280, 800);
-    window->show();
-    ConnectionOptions o;
-    o.host = "localhost";
-    o.port = adminPort;
-    o.caPath = certFile("ca.crt");
-    o.certPath = certFile(QStringLiteral("%1.crt").arg(QLatin1StringView(identity)));
-    o.keyPath = certFile(QStringLiteral("%1.key").arg(QLatin1StringView(identity)));
-    window->connectTo(o);
-    return window;
-}
-
 void tst_DeadLetterView::deadLetterAndRequeueInTheWindow()
 {
-    QCoreApplication::setOrganizationName("CipherMQ-tests"); // keep QSettings away from users
-    QStandardPaths::setTestModeEnabled(true);
+    cmq::test::isolateSettings();
     BrokerProcess broker;
-    const quint16 adminPort = freePort();
-    broker.set("admin.enabled", "true");
-    broker.set("admin.address", QStringLiteral("\"127.0.0.1:%1\"").arg(adminPort));
+    const quint16 adminPort = cmq::test::enableAdmin(broker);
     broker.set("admin.readonly_cns", R"(["ops-admin-2"])");
     QVERIFY2(broker.start(), broker.output().constData());
 
@@ -218,7 +184,7 @@ void tst_DeadLetterView::deadLetterAndRequeueInTheWindow()
     QCOMPARE(owner.request("fetch " + Inbox), "Message: r-1 " + envelope("r-1"));
     QCOMPARE(owner.request("nack r-1 drop"), "NACK_CONFIRMED r-1");
 
-    const auto window = openWindow(adminPort, "ops-admin");
+    const auto window = cmq::test::openAdminWindow(adminPort);
     QTRY_COMPARE_WITH_TIMEOUT(queueCell(*window, DeadLetters, QueueTableModel::Ready), "1",
                               Deadline);
     // The Queues tab: the inbox's TTL (s), dead-letter exchange → key and delivery limit; the
@@ -238,7 +204,7 @@ void tst_DeadLetterView::deadLetterAndRequeueInTheWindow()
 
     // A read-only identity lists the dead letter but cannot requeue it.
     {
-        const auto viewer = openWindow(adminPort, "ops-admin-2");
+        const auto viewer = cmq::test::openAdminWindow(adminPort, "ops-admin-2");
         cmq::admingui::QueueDetailDialog *detail = viewer->openQueueDetail(DeadLetters);
         detail->showDeadLettersTab();
         DeadLetterPanel &panel = detail->deadLetters();

@@ -1,14 +1,13 @@
 // The whole console against a real broker with real certificates and traffic: the queues
 // table shows what the test created, the queue detail shows its bindings, consumer and depth,
 // a purge from the UI empties the queue, export writes files that parse (promtool for the
-// Prometheus one), the headless --export works, refusals read clearly in the window and in
-// the connect dialog, and the window reconnects after a broker restart. Every wait is a
-// deadline on an observable state, never a fixed sleep. A saved profile listing two brokers
-// opens both side by side, each window naming its admin CN and node; F5 fetches a snapshot.
-// The alarm banner shows the broker's memory alarm and a client certificate that expires soon.
+// Prometheus one), the headless --export works, and the window reconnects after a broker
+// restart. Every wait is a deadline on an observable state, never a fixed sleep. How a window
+// connects (refusals, the connect dialog, profiles, F5, the alarm banner) is
+// tst_mainwindowconnect.
 
-#include <QApplication>
 #include <QFile>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
@@ -16,17 +15,14 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "brokerprocess.h"
+#include "adminfixture.h"
 #include "testclient.h"
-#include "testenv.h"
-#include "ui/connectdialog.h"
 #include "ui/mainwindow.h"
 #include "ui/overviewpage.h"
 #include "ui/queuedetaildialog.h"
 #include "ui/tablepage.h"
 
 using cmq::admingui::AdminSession;
-using cmq::admingui::ConnectDialog;
 using cmq::admingui::ConnectionOptions;
 using cmq::admingui::ExportFormat;
 using cmq::admingui::MainWindow;
@@ -35,26 +31,16 @@ using cmq::admingui::QueueConsumerModel;
 using cmq::admingui::QueueDetailDialog;
 using cmq::admingui::QueueTableModel;
 using cmq::test::BrokerProcess;
-using cmq::test::certFile;
-using cmq::test::freePort;
+using cmq::test::envelope;
 using cmq::test::TestClient;
 
 namespace {
 
-// Generous: the machine may be busy with other builds and tests; a pass takes far less.
-constexpr int Deadline = 30000;
-
-QByteArray envelope(const QByteArray &id)
-{
-    return R"({"message_id":")" + id +
-           R"(","receiver_client_id":"receiver_1",)"
-           R"("enc_session_key":"ZW5j","nonce":"bm9uY2U=","ciphertext":"Y2lwaGVy"})";
-}
+constexpr int Deadline = cmq::test::GuiDeadline;
 
 QString cell(MainWindow &window, const QString &queue, int column)
 {
-    const int row = window.queueModel().rowOf(queue);
-    return row < 0 ? QString() : window.queueModel().index(row, column).data().toString();
+    return cmq::test::queueCell(window, queue, column);
 }
 
 } // namespace
@@ -72,18 +58,13 @@ private Q_SLOTS:
     void cancelledPurgeKeepsMessages();
     void exportFormats();
     void headlessExport();
-    void refused_data();
-    void refused();
-    void connectDialogShowsFailure();
-    void connectDialogConnects();
     void reconnectsAfterBrokerRestart();
-    void profileOpensEveryBroker();
-    void refreshFetchesASnapshotNow();
-    void alarmBanner();
 
 private:
-    ConnectionOptions options(const QString &identity, const QString &ca = "ca.crt") const;
-    void connectWindow(MainWindow &window);
+    ConnectionOptions options(const QString &identity) const
+    {
+        return cmq::test::adminOptions(m_adminPort, identity);
+    }
 
     BrokerProcess m_broker;
     quint16 m_adminPort = 0;
@@ -92,26 +73,11 @@ private:
     QTemporaryDir m_dir;
 };
 
-ConnectionOptions tst_MainWindow::options(const QString &identity, const QString &ca) const
-{
-    ConnectionOptions o;
-    o.host = "localhost";
-    o.port = m_adminPort;
-    o.caPath = certFile(ca);
-    o.certPath = certFile(identity + ".crt");
-    o.keyPath = certFile(identity + ".key");
-    return o;
-}
-
 void tst_MainWindow::initTestCase()
 {
-    QCoreApplication::setOrganizationName("CipherMQ-tests"); // keep QSettings away from users
-    QStandardPaths::setTestModeEnabled(true);
-    m_adminPort = freePort();
-    m_broker.set("admin.enabled", "true");
-    m_broker.set("admin.address", QStringLiteral("\"127.0.0.1:%1\"").arg(m_adminPort));
+    cmq::test::isolateSettings();
+    m_adminPort = cmq::test::enableAdmin(m_broker);
     QVERIFY2(m_broker.start(), m_broker.output().constData());
-
     auto *receiver = new TestClient("receiver_1");
     auto *sender = new TestClient("sender_1");
     auto *consumer = new TestClient("receiver_1");
@@ -141,18 +107,11 @@ void tst_MainWindow::initTestCase()
         QVERIFY(consumer->readLineStartingWith("Message: " + id).startsWith("Message: "));
     }
 
-    m_window = std::make_unique<MainWindow>();
-    m_window->session().setWatchIntervalMs(200);
+    m_window = cmq::test::openAdminWindow(m_adminPort);
     m_window->session().setReconnectDelayMs(300);
-    m_window->show();
-    connectWindow(*m_window);
-}
-
-void tst_MainWindow::connectWindow(MainWindow &window)
-{
-    window.connectTo(options("ops-admin"));
-    QTRY_COMPARE_WITH_TIMEOUT(window.session().state(), AdminSession::State::Connected, Deadline);
-    QTRY_VERIFY_WITH_TIMEOUT(window.snapshotCount() > 0, Deadline);
+    QTRY_COMPARE_WITH_TIMEOUT(m_window->session().state(), AdminSession::State::Connected,
+                              Deadline);
+    QTRY_VERIFY_WITH_TIMEOUT(m_window->snapshotCount() > 0, Deadline);
 }
 
 void tst_MainWindow::cleanupTestCase()
@@ -331,98 +290,6 @@ void tst_MainWindow::headlessExport()
     QVERIFY(process.readAllStandardError().contains("does not have the Admin role"));
 }
 
-void tst_MainWindow::refused_data()
-{
-    QTest::addColumn<QString>("identity");
-    QTest::addColumn<QString>("ca");
-    QTest::addColumn<bool>("brokerDown");
-    QTest::addColumn<QString>("message");
-    QTest::addColumn<int>("state");
-    QTest::newRow("non-admin certificate")
-        << "sender_1"
-        << "ca.crt" << false
-        << "The broker refused this certificate: certificate CN 'sender_1' does not have the "
-           "Admin role"
-        << int(AdminSession::State::Refused);
-    QTest::newRow("wrong CA") << "ops-admin"
-                              << "other-ca.crt" << false << "is not signed by the selected CA"
-                              << int(AdminSession::State::Refused);
-    QTest::newRow("broker down") << "ops-admin"
-                                 << "ca.crt" << true << "The broker is unreachable at localhost:"
-                                 << int(AdminSession::State::Reconnecting);
-}
-
-void tst_MainWindow::refused()
-{
-    QFETCH(QString, identity);
-    QFETCH(QString, ca);
-    QFETCH(bool, brokerDown);
-    QFETCH(QString, message);
-    QFETCH(int, state);
-    MainWindow window;
-    window.session().setReconnectDelayMs(500);
-    window.show();
-    ConnectionOptions o = options(identity, ca);
-    if (brokerDown)
-        o.port = freePort(); // nothing listens there
-    window.connectTo(o);
-    QTRY_COMPARE_WITH_TIMEOUT(int(window.session().state()), state, Deadline);
-    QVERIFY2(window.bannerText().contains(message), qPrintable(window.bannerText()));
-    QVERIFY(window.statusText().contains(message));
-    QCOMPARE(window.snapshotCount(), 0);
-    // A refusal cannot be fixed by retrying: the connect dialog opens to pick another
-    // identity, with the same sentence. An unreachable broker is retried in the background.
-    if (state == int(AdminSession::State::Refused)) {
-        QVERIFY(window.connectDialog());
-        QVERIFY(window.connectDialog()->isVisible());
-        QVERIFY2(window.connectDialog()->messageText().contains(message),
-                 qPrintable(window.connectDialog()->messageText()));
-    } else {
-        QVERIFY(!window.connectDialog());
-    }
-}
-
-void tst_MainWindow::connectDialogShowsFailure()
-{
-    // Started from the dialog, a failed attempt is reported in the dialog and not retried.
-    MainWindow window;
-    window.show();
-    window.showConnectDialog();
-    ConnectDialog *dialog = window.connectDialog();
-    QVERIFY(dialog);
-    ConnectionOptions o = options("ops-admin");
-    o.keyPath = certFile("no-such.key");
-    dialog->setOptions(o);
-    dialog->accept();
-    QVERIFY2(dialog->messageText().contains("no-such.key"), qPrintable(dialog->messageText()));
-    QCOMPARE(window.session().state(), AdminSession::State::Disconnected);
-
-    o = options("ops-admin");
-    o.port = freePort(); // nothing listens there
-    dialog->setOptions(o);
-    dialog->accept();
-    QTRY_VERIFY2_WITH_TIMEOUT(dialog->messageText().contains("unreachable"),
-                              qPrintable(dialog->messageText()), Deadline);
-    QVERIFY(dialog->isVisible());
-    QCOMPARE(window.session().state(), AdminSession::State::Disconnected);
-    QVERIFY(window.bannerText().contains("unreachable"));
-}
-
-void tst_MainWindow::connectDialogConnects()
-{
-    MainWindow window;
-    window.session().setWatchIntervalMs(200);
-    window.show();
-    window.showConnectDialog();
-    QPointer<ConnectDialog> dialog = window.connectDialog();
-    QVERIFY(dialog);
-    dialog->setOptions(options("ops-admin"));
-    dialog->accept();
-    QTRY_COMPARE_WITH_TIMEOUT(window.session().state(), AdminSession::State::Connected, Deadline);
-    QTRY_VERIFY_WITH_TIMEOUT(!dialog, Deadline); // closed and deleted once connected
-    QTRY_VERIFY_WITH_TIMEOUT(window.queueModel().rowOf("receiver_1_gui_b") >= 0, Deadline);
-}
-
 void tst_MainWindow::reconnectsAfterBrokerRestart()
 {
     QVERIFY(m_window->queuesPage()->selectKey("receiver_1_gui_b"));
@@ -439,129 +306,6 @@ void tst_MainWindow::reconnectsAfterBrokerRestart()
     QCOMPARE(cell(*m_window, "receiver_1_gui_b", QueueTableModel::Ready), QStringLiteral("1"));
     QCOMPARE(m_window->queuesPage()->selectedSourceRow(),
              m_window->queueModel().rowOf("receiver_1_gui_b"));
-}
-
-void tst_MainWindow::profileOpensEveryBroker()
-{
-    BrokerProcess second;
-    const quint16 secondAdminPort = freePort();
-    second.set("admin.enabled", "true");
-    second.set("admin.address", QStringLiteral("\"127.0.0.1:%1\"").arg(secondAdminPort));
-    QVERIFY2(second.start(), second.output().constData());
-    TestClient client("receiver_1");
-    QVERIFY(client.connectTo(second.port()));
-    QCOMPARE(client.request("declare_queue receiver_1_only_on_second"), "Queue declared");
-
-    ConnectionOptions secondNode = options("ops-admin-2");
-    secondNode.port = secondAdminPort;
-    const cmq::admingui::ConnectionProfile profile{"two brokers",
-                                                   {options("ops-admin"), secondNode}};
-    QTemporaryDir dir;
-    QSettings settings(dir.filePath("profiles.ini"), QSettings::IniFormat);
-    cmq::admingui::saveProfile(settings, profile);
-    const auto saved = cmq::admingui::loadProfiles(settings);
-    QCOMPARE(saved.size(), 1);
-
-    MainWindow first;
-    first.session().setWatchIntervalMs(200);
-    first.show();
-    const QList<MainWindow *> opened = first.openProfile(saved.first());
-    QCOMPARE(opened.size(), 1);
-    std::unique_ptr<MainWindow> other(opened.first());
-    for (MainWindow *window : {&first, other.get()}) {
-        QTRY_COMPARE_WITH_TIMEOUT(window->session().state(), AdminSession::State::Connected,
-                                  Deadline);
-        QTRY_VERIFY_WITH_TIMEOUT(window->snapshotCount() > 0, Deadline);
-        QCOMPARE(window->profileName(), "two brokers");
-    }
-    // Each window shows its own broker, and names who it is and where.
-    QCOMPARE(first.identityText(),
-             QStringLiteral("Admin ops-admin · localhost:%1").arg(m_adminPort));
-    QCOMPARE(other->identityText(),
-             QStringLiteral("Admin ops-admin-2 · localhost:%1").arg(secondAdminPort));
-    QTRY_VERIFY_WITH_TIMEOUT(other->queueModel().rowOf("receiver_1_only_on_second") >= 0, Deadline);
-    QVERIFY(first.queueModel().rowOf("receiver_1_only_on_second") < 0);
-    QVERIFY(first.queueModel().rowOf("receiver_1_gui_b") >= 0);
-    QVERIFY(other->queueModel().rowOf("receiver_1_gui_b") < 0);
-    other.reset();
-    first.session().close();
-    QVERIFY(second.terminate());
-}
-
-void tst_MainWindow::refreshFetchesASnapshotNow()
-{
-    MainWindow window;
-    window.session().setWatchIntervalMs(60000); // the longest: no second snapshot without F5
-    window.show();
-    connectWindow(window);
-    QApplication::setActiveWindow(&window);
-    QVERIFY(QTest::qWaitForWindowActive(&window));
-    const int before = window.snapshotCount();
-    QTest::keyClick(&window, Qt::Key_F5);
-    QTRY_COMPARE_WITH_TIMEOUT(window.snapshotCount(), before + 1, Deadline);
-    window.session().close();
-}
-
-void tst_MainWindow::alarmBanner()
-{
-    // A broker of its own: a 1 MiB memory budget, and a sender whose certificate runs out in
-    // 10 days (tests/certs/gen.sh).
-    BrokerProcess broker;
-    const quint16 adminPort = freePort();
-    broker.set("admin.enabled", "true");
-    broker.set("admin.address", QStringLiteral("\"127.0.0.1:%1\"").arg(adminPort));
-    broker.set("performance.memory_budget_mb", "1");
-    broker.set("acl.sender_cns", R"(["sender_1", "expiring-soon"])");
-    QVERIFY2(broker.start(), broker.output().constData());
-    TestClient receiver("receiver_1");
-    QVERIFY(receiver.connectTo(broker.port()));
-    QCOMPARE(receiver.request("declare_exchange CipherMQ_exchange"), "Exchange declared");
-    QCOMPARE(receiver.request("declare_queue receiver_1_alarm"), "Queue declared");
-    QCOMPARE(receiver.request("bind receiver_1_alarm CipherMQ_exchange receiver_1_alarm"),
-             "Queue bound");
-
-    MainWindow window;
-    window.session().setWatchIntervalMs(200);
-    window.show();
-    ConnectionOptions o = options("ops-admin");
-    o.port = adminPort;
-    window.connectTo(o);
-    QTRY_VERIFY_WITH_TIMEOUT(window.snapshotCount() > 0, Deadline);
-    QCOMPARE(window.alarmText(), QString());
-
-    TestClient soon("expiring-soon");
-    QVERIFY(soon.connectTo(broker.port()));
-    QTRY_VERIFY_WITH_TIMEOUT(window.alarmText().startsWith(
-                                 "The client certificate of 'expiring-soon' (serial "),
-                             Deadline);
-    QVERIFY2(window.alarmText().contains(" expires in 9 day(s)") ||
-                 window.alarmText().contains(" expires in 10 day(s)"),
-             qPrintable(window.alarmText()));
-
-    // 0.98 MB, twice: the first fills 93% of the 1 MiB budget, the second raises the alarm.
-    const auto big = [](const QByteArray &id) {
-        return R"({"message_id":")" + id +
-               R"(","receiver_client_id":"receiver_1","enc_session_key":"ZW5j",)"
-               R"("nonce":"bm9uY2U=","ciphertext":")" +
-               QByteArray(980000, 'A') + R"("})";
-    };
-    QCOMPARE(soon.request("publish CipherMQ_exchange receiver_1_alarm " + big("big-1")),
-             "ACK big-1");
-    QVERIFY(soon.request("publish CipherMQ_exchange receiver_1_alarm " + big("big-2"))
-                .startsWith("Error: Memory alarm: "));
-    QTRY_VERIFY_WITH_TIMEOUT(window.alarmText().startsWith("Memory alarm: the broker holds "),
-                             Deadline);
-    QVERIFY(window.alarmText().contains("\nThe client certificate of 'expiring-soon'"));
-
-    // Drained: the memory line goes, the expiry warning stays while the client is connected.
-    QCOMPARE(receiver.request("fetch receiver_1_alarm").left(15), "Message: big-1 ");
-    QCOMPARE(receiver.request("ack big-1"), "ACK_CONFIRMED big-1");
-    QTRY_VERIFY_WITH_TIMEOUT(!window.alarmText().contains("Memory alarm"), Deadline);
-    QVERIFY(window.alarmText().startsWith("The client certificate of 'expiring-soon'"));
-    soon.disconnect();
-    QTRY_COMPARE_WITH_TIMEOUT(window.alarmText(), QString(), Deadline);
-    window.session().close();
-    QVERIFY(broker.terminate());
 }
 
 QTEST_MAIN(tst_MainWindow)

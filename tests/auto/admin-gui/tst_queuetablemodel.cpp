@@ -176,7 +176,7 @@ void tst_QueueTableModel::oldestReadyAge()
             age("slow", JsonTableModel::SortRole).toDouble());
     QCOMPARE(model.headerData(QueueTableModel::OldestReadyAge, Qt::Horizontal, Qt::DisplayRole)
                  .toString(),
-             QStringLiteral("Oldest ready (s)"));
+             QStringLiteral("Oldest\nready (s)"));
 }
 
 void tst_QueueTableModel::modelTester()

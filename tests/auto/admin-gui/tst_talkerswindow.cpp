@@ -6,29 +6,24 @@
 
 #include <QJsonArray>
 #include <QJsonObject>
-#include <QStandardPaths>
 #include <QtTest>
 
-#include "brokerprocess.h"
+#include "adminfixture.h"
 #include "testclient.h"
-#include "testenv.h"
 #include "ui/mainwindow.h"
 #include "ui/queuedetaildialog.h"
 #include "ui/tablepage.h"
 #include "ui/talkerspage.h"
 
-using cmq::admingui::ConnectionOptions;
 using cmq::admingui::JsonTableModel;
 using cmq::admingui::MainWindow;
 using cmq::admingui::TalkerTableModel;
 using cmq::test::BrokerProcess;
-using cmq::test::certFile;
-using cmq::test::freePort;
 using cmq::test::TestClient;
 
 namespace {
 
-constexpr int Deadline = 30000;
+constexpr int Deadline = cmq::test::GuiDeadline;
 const QByteArray Queue = "receiver_1_talkers";
 
 } // namespace
@@ -57,11 +52,8 @@ private:
 
 void tst_TalkersWindow::initTestCase()
 {
-    QCoreApplication::setOrganizationName("CipherMQ-tests");
-    QStandardPaths::setTestModeEnabled(true);
-    m_adminPort = freePort();
-    m_broker.set("admin.enabled", "true");
-    m_broker.set("admin.address", QStringLiteral("\"127.0.0.1:%1\"").arg(m_adminPort));
+    cmq::test::isolateSettings();
+    m_adminPort = cmq::test::enableAdmin(m_broker);
     QVERIFY2(m_broker.start(), m_broker.output().constData());
     m_receiver = std::make_unique<TestClient>("receiver_1");
     m_heavy = std::make_unique<TestClient>("sender_1");
@@ -74,17 +66,7 @@ void tst_TalkersWindow::initTestCase()
     QCOMPARE(m_receiver->request("bind " + Queue + " CipherMQ_exchange " + Queue), "Queue bound");
     QCOMPARE(m_receiver->request("consume " + Queue), "Subscribed to queue");
 
-    m_window = std::make_unique<MainWindow>();
-    m_window->session().setWatchIntervalMs(200);
-    m_window->resize(1280, 800);
-    m_window->show();
-    ConnectionOptions o;
-    o.host = "localhost";
-    o.port = m_adminPort;
-    o.caPath = certFile("ca.crt");
-    o.certPath = certFile("ops-admin.crt");
-    o.keyPath = certFile("ops-admin.key");
-    m_window->connectTo(o);
+    m_window = cmq::test::openAdminWindow(m_adminPort);
 }
 
 void tst_TalkersWindow::cleanupTestCase()
@@ -100,10 +82,8 @@ void tst_TalkersWindow::publishRound()
 {
     const auto publish = [this](TestClient &client) {
         const QByteArray id = "talk-" + QByteArray::number(++m_sent);
-        QCOMPARE(client.request("publish CipherMQ_exchange " + Queue + R"( {"message_id":")" +
-                                id +
-                                R"(","receiver_client_id":"receiver_1","enc_session_key":"ZQ==",)"
-                                R"("nonce":"bg==","ciphertext":"Yw=="})"),
+        QCOMPARE(client.request("publish CipherMQ_exchange " + Queue + ' ' +
+                                cmq::test::envelope(id)),
                  "ACK " + id);
     };
     for (int i = 0; i < 5; ++i)
