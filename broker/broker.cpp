@@ -1,7 +1,6 @@
 #include "broker.h"
 
 #include <QLoggingCategory>
-#include <QSslSocket>
 #include <QTimer>
 
 #include "admin/adminserver.h"
@@ -17,6 +16,8 @@
 #include "metrics/brokermetrics.h"
 #include "metrics/metricshttpserver.h"
 #include "net/session.h"
+#include "net/tlscontext.h"
+#include "net/tlsstream.h"
 #include "protocol/replies.h"
 #include "storage/storage.h"
 #include "tls/tlsidentity.h"
@@ -48,7 +49,8 @@ metrics::ConnectionSample dataSample(const Session &session, bool backedUp)
 
 struct ServerTls
 {
-    QSslConfiguration configuration;
+    QSslConfiguration configuration; // the admin and metrics listeners' (Qt's TLS)
+    std::shared_ptr<const TlsContext> dataContext; // the same material, for the data listener
     QList<QByteArray> revokedSerials;
 };
 
@@ -60,7 +62,11 @@ Result<ServerTls> loadServerTls(const Config::Tls &files)
         tls::serverConfiguration(tls::TlsFiles{files.certPath, files.keyPath, files.caCertPath});
     if (!configuration)
         return Result<ServerTls>::failure(configuration.error());
-    ServerTls loaded{std::move(configuration).value(), {}};
+    Result<std::shared_ptr<const TlsContext>> context =
+        TlsContext::fromConfiguration(configuration.value());
+    if (!context)
+        return Result<ServerTls>::failure(context.error());
+    ServerTls loaded{std::move(configuration).value(), std::move(context).value(), {}};
     if (!files.crlPath.isEmpty()) {
         // Qt 6.4 has no CRL hook in the handshake, so revocation is checked right after it.
         Result<QList<QByteArray>> revoked =
@@ -136,18 +142,18 @@ Status Broker::start()
     const Result<ServerTls> tls = loadServerTls(m_config.tls);
     if (!tls)
         return failure(tls.error());
-    m_listener.setSslConfiguration(tls->configuration);
+    m_listener.setContext(tls->dataContext);
     m_revokedSerials = tls->revokedSerials;
     // Slow handshakes (slowloris) are bounded before any identity is known.
-    m_listener.setLimits(TlsListener::Limits{m_config.server.handshakeTimeoutMs,
-                                             m_config.server.maxHandshakes,
-                                             m_config.server.maxHandshakesPerIp});
-    connect(&m_listener, &TlsListener::ready, this, &Broker::admit);
-    connect(&m_listener, &TlsListener::handshakeFailed, this,
+    m_listener.setLimits(HandshakeGate::Limits{m_config.server.handshakeTimeoutMs,
+                                               m_config.server.maxHandshakes,
+                                               m_config.server.maxHandshakesPerIp});
+    connect(&m_listener, &DataListener::ready, this, &Broker::admit);
+    connect(&m_listener, &DataListener::handshakeFailed, this,
             [this](const QHostAddress &, const QString &reason, const QString &) {
                 m_metrics->handshakeFailed(QStringLiteral("data"), reason);
             });
-    connect(&m_listener, &TlsListener::handshakeRefused, this,
+    connect(&m_listener, &DataListener::handshakeRefused, this,
             [this](const QHostAddress &, const QString &reason) {
                 m_metrics->connectionRefused(QStringLiteral("data"), reason);
             });
@@ -320,7 +326,7 @@ Result<QJsonObject> Broker::reload()
     const QStringList restart = restartRequired(m_config, next);
     applyReloadable(m_config, next);
     // New handshakes use the new material; established sessions keep theirs.
-    m_listener.setSslConfiguration(tls->configuration);
+    m_listener.setContext(tls->dataContext);
     if (m_admin)
         m_admin->setSslConfiguration(tls->configuration);
     if (m_metricsHttp)
@@ -388,7 +394,7 @@ quint16 Broker::serverPort() const
     return m_listener.serverPort();
 }
 
-void Broker::admit(QSslSocket *socket)
+void Broker::admit(TlsStream *socket)
 {
     // Only sockets whose handshake verified a client certificate against our CA get here; the
     // remaining checks are about the certificate's identity.
@@ -401,7 +407,7 @@ void Broker::admit(QSslSocket *socket)
         m_metrics->connectionRefused(QStringLiteral("data"), QString::fromLatin1(reason));
         socket->write(protocol::reply::error(why));
         socket->disconnectFromHost();
-        connect(socket, &QSslSocket::disconnected, socket, &QObject::deleteLater);
+        connect(socket, &TlsStream::disconnected, socket, &QObject::deleteLater);
         // A peer that never reads must not keep the socket forever.
         QTimer::singleShot(5000, socket, &QObject::deleteLater);
     };

@@ -8,13 +8,14 @@
 #include <QHash>
 #include <QJsonObject>
 #include <QObject>
+#include <QSslConfiguration>
 #include <QTimer>
 
 #include "acl/aclmanager.h"
 #include "cluster/leadership.h"
 #include "config/config.h"
 #include "limits/memorybudget.h"
-#include "net/tlslistener.h"
+#include "net/datalistener.h"
 #include "util/result.h"
 
 namespace cmq {
@@ -25,6 +26,7 @@ class Dispatcher;
 class Presence;
 class Router;
 class Session;
+class TlsStream;
 struct Services;
 namespace storage {
 class Storage;
@@ -79,7 +81,7 @@ private:
     Status startAdmin(const QSslConfiguration &tls);
     Status startAudit();
     Status restoreAudit();
-    void admit(QSslSocket *socket);
+    void admit(TlsStream *socket);
     void onSessionClosed(Session *session);
     void finishShutdown();
     void applyMemoryBudget();
@@ -101,7 +103,7 @@ private:
     std::unique_ptr<AuditLog> m_audit; // declared before the admin server, which records to it
     std::unique_ptr<AdminServer> m_admin;
     std::unique_ptr<metrics::MetricsHttpServer> m_metricsHttp;
-    TlsListener m_listener;
+    DataListener m_listener;
     QList<QByteArray> m_revokedSerials; // from tls.crl_path
     QHash<quint64, Session *> m_sessions;
     quint64 m_nextConnectionId = 1;

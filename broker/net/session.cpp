@@ -1,13 +1,13 @@
 #include "net/session.h"
 
 #include <QLoggingCategory>
-#include <QSslSocket>
 #include <QTimer>
 
 #include "core/message.h"
 #include "handlers/dispatcher.h"
 #include "net/livenessclock.h"
 #include "net/requestframer.h"
+#include "net/tlsstream.h"
 #include "protocol/replies.h"
 #include "protocol/request.h"
 
@@ -64,21 +64,17 @@ void Reply::sendPublished(const QByteArray &lines, quint64 messagesStored) const
         m_session->completeReply(m_slot, lines, messagesStored);
 }
 
-Session::Session(QSslSocket *socket, ClientIdentity identity, const SessionLimits &limits,
+Session::Session(TlsStream *socket, ClientIdentity identity, const SessionLimits &limits,
                  Dispatcher &dispatcher, QObject *parent)
     : QObject(parent), m_socket(socket), m_identity(std::move(identity)), m_limits(limits),
       m_dispatcher(dispatcher)
 {
     m_socket->setParent(this);
-    // Bound what Qt buffers for us: beyond this, the kernel's TCP window pushes back.
+    // Bound what the stream buffers for us: beyond this, the kernel's TCP window pushes back.
     m_socket->setReadBufferSize(qMax<qint64>(limits.maxLineBytes + 2, kReadChunk) * 2);
-    connect(m_socket, &QSslSocket::readyRead, this, &Session::onReadyRead);
-    connect(m_socket, &QSslSocket::encryptedBytesWritten, this, &Session::onBytesWritten);
-    connect(m_socket, &QSslSocket::disconnected, this, &Session::finish);
-    connect(m_socket, &QSslSocket::errorOccurred, this, [this](QAbstractSocket::SocketError) {
-        if (m_socket->state() != QAbstractSocket::ConnectedState)
-            finish();
-    });
+    connect(m_socket, &TlsStream::readyRead, this, &Session::onReadyRead);
+    connect(m_socket, &TlsStream::bytesWritten, this, &Session::onBytesWritten);
+    connect(m_socket, &TlsStream::disconnected, this, &Session::finish);
 
     m_sinceClientTraffic.start();
     m_sinceServerTraffic.start();
@@ -155,6 +151,8 @@ void Session::processBuffer()
             handleLine(frame.line); // blank lines are keep-alives, not commands
     }
     m_buffer.remove(0, offset);
+    if (m_buffer.isEmpty())
+        m_buffer = QByteArray(); // an idle connection keeps no input buffer
 }
 
 void Session::handleLine(QByteArrayView line)
@@ -271,9 +269,7 @@ qint64 Session::heldOutputBytes() const
 
 qint64 Session::unsentBytes() const
 {
-    // QSslSocket encrypts eagerly: what the kernel has not taken yet mostly sits in the
-    // encrypted buffer, not in bytesToWrite().
-    return m_socket->bytesToWrite() + m_socket->encryptedBytesToWrite();
+    return m_socket->bytesToWrite();
 }
 
 bool Session::canTakeDeliveries() const

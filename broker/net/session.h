@@ -15,9 +15,9 @@
 #include "net/clientidentity.h"
 #include "net/replyqueue.h"
 
-class QSslSocket;
-
 namespace cmq {
+
+class TlsStream;
 
 class Dispatcher;
 class LivenessClock;
@@ -67,7 +67,7 @@ class Session final : public QObject, public Endpoint
     Q_DISABLE_COPY_MOVE(Session)
 
 public:
-    Session(QSslSocket *socket, ClientIdentity identity, const SessionLimits &limits,
+    Session(TlsStream *socket, ClientIdentity identity, const SessionLimits &limits,
             Dispatcher &dispatcher, QObject *parent = nullptr);
     ~Session() override;
 
@@ -75,7 +75,7 @@ public:
     const SessionCounters &counters() const { return m_counters; }
     // A configuration reload changed what this CN may do.
     void setRoles(Roles roles) { m_identity.roles = roles; }
-    // Output written but not yet on the wire (plaintext and encrypted).
+    // Output written but not yet taken by the kernel.
     qint64 unsentBytes() const;
     // Plus deliveries held behind a pending reply: all the output this connection holds.
     qint64 heldOutputBytes() const;
@@ -133,7 +133,7 @@ private:
     void drainInput();
     void release();
 
-    QSslSocket *m_socket;
+    TlsStream *m_socket;
     ClientIdentity m_identity;
     SessionLimits m_limits;
     Dispatcher &m_dispatcher;

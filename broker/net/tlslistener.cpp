@@ -20,44 +20,26 @@ Q_LOGGING_CATEGORY(lcListener, "ciphermq.listener")
 
 namespace cmq {
 
-// Holds one handshake slot for as long as it lives. A child of the socket, so a socket that
-// is destroyed for whatever reason (error, timeout, peer gone) gives its slot back exactly
-// once; a completed handshake deletes it early. Nothing else touches the counts.
-class HandshakeSlot final : public QObject
-{
-public:
-    HandshakeSlot(TlsListener *listener, QString ipKey, QSslSocket *socket)
-        : QObject(socket), m_listener(listener), m_ipKey(std::move(ipKey))
-    {
-    }
-    ~HandshakeSlot() override
-    {
-        // Null while the listener itself is being destroyed (with its sockets).
-        if (m_listener)
-            m_listener->release(m_ipKey);
-    }
-    bool failed = false;
-    QList<QSslError> sslErrors;
-
-private:
-    QPointer<TlsListener> m_listener;
-    QString m_ipKey;
-};
-
 TlsListener::TlsListener(QObject *parent) : QTcpServer(parent)
 {
 }
 
 void TlsListener::setAcceptedSocketOptions(QAbstractSocket *socket)
 {
+    setAcceptedSocketOptions(int(socket->socketDescriptor()));
+}
+
+void TlsListener::setAcceptedSocketOptions(int fd)
+{
     // Replies and deliveries are small writes that must leave at once: Nagle's algorithm would
     // hold one back until the previous one is acknowledged (up to the peer's delayed-ACK time).
-    socket->setSocketOption(QAbstractSocket::LowDelayOption, 1);
     // Keepalive notices a peer that vanished without a FIN (crashed host, dropped NAT entry)
     // even when the protocol is quiet: first probe after 60 s idle, then every 10 s, given up
-    // after 6. Qt only switches SO_KEEPALIVE on; the Linux default would wait two hours.
-    socket->setSocketOption(QAbstractSocket::KeepAliveOption, 1);
-    const int fd = int(socket->socketDescriptor());
+    // after 6; the Linux default would wait two hours.
+    const int on = 1;
+    if (::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on) != 0 ||
+        ::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on) != 0)
+        qCWarning(lcListener, "cannot set TCP_NODELAY and SO_KEEPALIVE: %s", strerror(errno));
     const int idleSec = 60, intervalSec = 10, probes = 6;
     if (::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idleSec, sizeof idleSec) != 0 ||
         ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intervalSec, sizeof intervalSec) != 0 ||
@@ -70,14 +52,6 @@ TlsListener::~TlsListener() = default;
 void TlsListener::setSslConfiguration(const QSslConfiguration &configuration)
 {
     m_configuration = configuration;
-}
-
-void TlsListener::release(const QString &ipKey)
-{
-    --m_inHandshake;
-    auto it = m_inHandshakeByIp.find(ipKey);
-    if (it != m_inHandshakeByIp.end() && --*it <= 0)
-        m_inHandshakeByIp.erase(it);
 }
 
 // What an idle connection costs (docs/ARCHITECTURE.md, "A connection's memory"): Qt's OpenSSL
@@ -99,33 +73,29 @@ void TlsListener::incomingConnection(qintptr descriptor)
     setAcceptedSocketOptions(socket);
     const QHostAddress peer = socket->peerAddress();
     const QString ipKey = limits::RateLimiter::ipKey(peer);
-    const int fromPeer = m_inHandshakeByIp.value(ipKey);
-    if (m_inHandshake >= m_limits.maxHandshakes || fromPeer >= m_limits.maxHandshakesPerIp) {
+    const HandshakeGate::Refusal refusal = m_gate.enter(ipKey);
+    if (refusal != HandshakeGate::Refusal::None) {
         // Nothing can be said before TLS is up; the peer sees the close. Its retry will find a
         // slot once the slow handshakes time out.
-        const bool global = m_inHandshake >= m_limits.maxHandshakes;
         qCInfo(lcListener, "closed %s at once: %d handshakes in progress (%d from it)",
-               qPrintable(ipKey), m_inHandshake, fromPeer);
+               qPrintable(ipKey), m_gate.inProgress(), m_gate.inProgressFrom(ipKey));
         socket->abort();
         socket->deleteLater();
-        Q_EMIT handshakeRefused(peer, global ? QStringLiteral("handshake_limit")
-                                             : QStringLiteral("handshake_limit_ip"));
+        Q_EMIT handshakeRefused(peer, HandshakeGate::refusalReason(refusal));
         return;
     }
-    ++m_inHandshake;
-    ++m_inHandshakeByIp[ipKey];
-    auto *slot = new HandshakeSlot(this, ipKey, socket);
+    auto *slot = new HandshakeSlot(&m_gate, ipKey, socket);
     qCDebug(lcListener, "connection from %s:%u: TLS handshake started (%d in progress)",
-            qPrintable(ipKey), unsigned(socket->peerPort()), m_inHandshake);
+            qPrintable(ipKey), unsigned(socket->peerPort()), m_gate.inProgress());
 
     socket->setSslConfiguration(m_configuration);
     auto *deadline = new QTimer(slot);
     deadline->setSingleShot(true);
     connect(deadline, &QTimer::timeout, this, [this, socket, slot] {
         fail(socket, slot, QStringLiteral("timeout"),
-             QStringLiteral("no TLS handshake within %1 ms").arg(m_limits.handshakeTimeoutMs));
+             QStringLiteral("no TLS handshake within %1 ms").arg(m_gate.limits().handshakeTimeoutMs));
     });
-    deadline->start(m_limits.handshakeTimeoutMs);
+    deadline->start(m_gate.limits().handshakeTimeoutMs);
 
     connect(socket, &QSslSocket::sslErrors, slot,
             [slot](const QList<QSslError> &errors) { slot->sslErrors += errors; });

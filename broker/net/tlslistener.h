@@ -1,20 +1,21 @@
 #pragma once
-// A mutual-TLS listener that protects itself before any identity is known: a deadline for the
-// handshake, a cap on connections still in handshake (slowloris) overall and per source IP,
-// and a reason for every failed handshake (for logs and metrics). Used by the data and the
-// admin listener. Qt's QSslServer has the timeout, but no caps and no failure reasons.
+// A mutual-TLS listener over Qt's QSslSocket that protects itself before any identity is known:
+// a deadline for the handshake, a cap on connections still in handshake (slowloris) overall and
+// per source IP (handshakegate.h), and a reason for every failed handshake (for logs and
+// metrics). Used by the admin and the metrics listener, whose connections are few; the data
+// listener does TLS itself (datalistener.h). Qt's QSslServer has the timeout, but no caps and no
+// failure reasons.
 // Accepted sockets get TCP_NODELAY and TCP keepalive (60 s idle, 10 s interval, 6 probes).
 
-#include <QHash>
 #include <QHostAddress>
 #include <QSslConfiguration>
 #include <QTcpServer>
 
+#include "net/handshakegate.h"
+
 class QSslSocket;
 
 namespace cmq {
-
-class HandshakeSlot;
 
 class TlsListener final : public QTcpServer
 {
@@ -22,20 +23,15 @@ class TlsListener final : public QTcpServer
     Q_DISABLE_COPY_MOVE(TlsListener)
 
 public:
-    struct Limits
-    {
-        int handshakeTimeoutMs = 10000;
-        int maxHandshakes = 256;     // connections in handshake at once, all peers
-        int maxHandshakesPerIp = 32; // the same, from one address
-    };
+    using Limits = HandshakeGate::Limits;
 
     explicit TlsListener(QObject *parent = nullptr);
     ~TlsListener() override;
 
     // Used by handshakes that start from now on (a reload may replace it at any time).
     void setSslConfiguration(const QSslConfiguration &configuration);
-    void setLimits(const Limits &limits) { m_limits = limits; }
-    int handshakesInProgress() const { return m_inHandshake; }
+    void setLimits(const Limits &limits) { m_gate.setLimits(limits); }
+    int handshakesInProgress() const { return m_gate.inProgress(); }
 
     // The metric label for a failed handshake: "timeout", "no_certificate",
     // "certificate_expired", "certificate_not_yet_valid", "untrusted_certificate",
@@ -43,6 +39,7 @@ public:
     // TCP_NODELAY and keepalive (60 s idle, 10 s interval, 6 probes) on an accepted socket;
     // done for every connection this listener accepts, and by other servers for theirs.
     static void setAcceptedSocketOptions(QAbstractSocket *socket);
+    static void setAcceptedSocketOptions(int descriptor);
 
     static QString failureReason(QAbstractSocket::SocketError error,
                                  const QList<QSslError> &sslErrors, const QString &errorText);
@@ -60,16 +57,12 @@ protected:
     void incomingConnection(qintptr descriptor) override;
 
 private:
-    friend class HandshakeSlot;
-    void release(const QString &ipKey);
     // Reports the failure once, then drops the connection (which frees its slot).
     void fail(QSslSocket *socket, HandshakeSlot *slot, const QString &reason,
               const QString &detail);
 
     QSslConfiguration m_configuration;
-    Limits m_limits;
-    int m_inHandshake = 0;
-    QHash<QString, int> m_inHandshakeByIp;
+    HandshakeGate m_gate;
 };
 
 } // namespace cmq

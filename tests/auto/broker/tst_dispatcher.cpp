@@ -1,9 +1,8 @@
 // The dispatcher between a parsed request and its handler: the ACL's command matrix, the rate
 // limit and the requests exempt from it, and that a request that passes reaches its handler.
-// The router runs on an in-memory store; the session sits on a QSslSocket that never connects
+// The router runs on an in-memory store; the session sits on a TLS stream that never connects
 // (no OS socket, no database, no TLS), and replies are read from the Reply handle.
 
-#include <QSslSocket>
 #include <QtTest>
 
 #include "acl/aclmanager.h"
@@ -13,6 +12,7 @@
 #include "limits/memorybudget.h"
 #include "limits/ratelimiter.h"
 #include "net/session.h"
+#include "net/tlsstream.h"
 #include "protocol/replies.h"
 #include "protocol/request.h"
 #include "routerfakes.h"
@@ -40,7 +40,7 @@ struct Harness
           limiter(rateLimited ? std::make_unique<limits::RateLimiter>(tightLimits(), clock)
                               : nullptr),
           services{router, storage, acl, config, limiter.get()}, dispatcher(services),
-          session(new QSslSocket, identity(roles), SessionLimits{}, dispatcher)
+          session(new TlsStream(-1, nullptr), identity(roles), SessionLimits{}, dispatcher)
     {
     }
     static ClientIdentity identity(Roles roles)
