@@ -1,25 +1,15 @@
 // The dispatcher between a parsed request and its handler: the ACL's command matrix, the rate
 // limit and the requests exempt from it, and that a request that passes reaches its handler.
-// The router runs on an in-memory store; the session sits on a TLS stream that never connects
-// (no OS socket, no database, no TLS), and replies are read from the Reply handle.
+// The router runs on an in-memory store, the session on a socket that never connects
+// (dispatcherharness.h).
 
 #include <QtTest>
 
 #include "acl/aclmanager.h"
-#include "core/router.h"
-#include "handlers/dispatcher.h"
-#include "limits/clock.h"
-#include "limits/memorybudget.h"
-#include "limits/ratelimiter.h"
-#include "net/session.h"
-#include "net/tlsstream.h"
+#include "dispatcherharness.h"
 #include "protocol/replies.h"
-#include "protocol/request.h"
-#include "routerfakes.h"
-#include "storage/storage.h"
 
 using namespace cmq;
-using cmq::test::FakeRouterStore;
 
 namespace {
 
@@ -32,49 +22,12 @@ Config::RateLimit tightLimits()
     return limits;
 }
 
-struct Harness
+struct Harness : test::DispatcherHarness
 {
     explicit Harness(Roles roles, bool rateLimited = false)
-        : storage(Config::Database{}, QByteArray(32, 'k')),
-          router(store, config.performance, memory, nullptr, &clock),
-          limiter(rateLimited ? std::make_unique<limits::RateLimiter>(tightLimits(), clock)
-                              : nullptr),
-          services{router, storage, acl, config, limiter.get()}, dispatcher(services),
-          session(new TlsStream(-1, nullptr), identity(roles), SessionLimits{}, dispatcher)
+        : DispatcherHarness(roles, rateLimited ? std::optional(tightLimits()) : std::nullopt)
     {
     }
-    static ClientIdentity identity(Roles roles)
-    {
-        ClientIdentity who;
-        who.connectionId = 7;
-        who.cn = roles.testFlag(Role::Sender) ? "sender_1" : "receiver_1";
-        who.roles = roles;
-        who.address = QHostAddress::LocalHost;
-        return who;
-    }
-    // Dispatches `line` and returns the reply lines (null if no reply came).
-    QByteArray run(const QByteArray &line)
-    {
-        const protocol::ParseResult parsed = protocol::parseRequest(line);
-        if (parsed.status != protocol::ParseStatus::Ok)
-            return "parse failed: " + parsed.errorReply;
-        QByteArray answer;
-        dispatcher.dispatch(session, parsed.request,
-                            Reply([&answer](const QByteArray &lines, quint64) { answer = lines; }));
-        return answer;
-    }
-
-    FakeRouterStore store;
-    limits::MemoryBudget memory;
-    limits::ManualClock clock;
-    Config config;
-    AclManager acl;
-    storage::Storage storage; // only for the key commands; never opened here
-    Router router;
-    std::unique_ptr<limits::RateLimiter> limiter;
-    Services services;
-    Dispatcher dispatcher;
-    Session session;
 };
 
 } // namespace
