@@ -28,12 +28,12 @@ constexpr qsizetype kCompactOutputAt = 256 * 1024;
 
 // Decrypted input lands here first, and is copied out only as far as there is some: an idle
 // connection keeps no read buffer of its own.
+constexpr int kReadScratchSize = 64 * 1024;
 char *readScratch()
 {
-    thread_local std::array<char, 64 * 1024> scratch;
+    thread_local std::array<char, kReadScratchSize> scratch;
     return scratch.data();
 }
-constexpr int kReadScratchSize = 64 * 1024;
 
 QString verifyFailureReason(long result)
 {
@@ -237,7 +237,7 @@ void TlsStream::pull()
             return watchReadable(true);
         if (error == SSL_ERROR_WANT_WRITE)
             return watchWritable(true);
-        return onSslError(error);
+        return onStreamEnded();
     }
     watchReadable(false); // full: read() resumes
 }
@@ -316,7 +316,7 @@ void TlsStream::flush()
             watchReadable(true);
             break;
         }
-        onSslError(error);
+        onStreamEnded();
         return;
     }
     if (bytesToWrite() == 0) {
@@ -336,11 +336,8 @@ void TlsStream::flush()
     }
 }
 
-void TlsStream::onSslError(int error)
+void TlsStream::onStreamEnded()
 {
-    Q_UNUSED(error);
-    if (!m_encrypted)
-        return continueHandshake(); // reports it
     ERR_clear_error();
     // The end of the stream or a broken connection. Whatever was read before it is still
     // there to read; the close follows in a later pass, so this caller finishes first.

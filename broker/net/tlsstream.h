@@ -87,8 +87,8 @@ private:
     // Waits for the socket to become readable / writable (for OpenSSL's WANT_READ / WANT_WRITE).
     void watchWritable(bool on);
     void watchReadable(bool on);
-    // An SSL call failed with `error` (SSL_get_error): an orderly end, or an error.
-    void onSslError(int error);
+    // An SSL read or write after the handshake failed: the peer's orderly end, or an error.
+    void onStreamEnded();
     void closeNow(bool sendCloseNotify);
     void failHandshake(const QString &reason, const QString &detail);
 
