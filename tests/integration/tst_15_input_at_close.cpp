@@ -182,6 +182,10 @@ void tst_InputAtClose::acksBehindAFullOutputBufferAreApplied()
     for (int i = 0; i < 3; ++i)
         read.append(idOf(consumer.readLineStartingWith("Message: ")));
     QCOMPARE(read, ids.mid(0, 3));
+    // Now it really stops: without a bound its socket would go on reading (and decrypting)
+    // every delivery into the test's memory while the checks below spin the event loop, and
+    // the broker would never find its output backed up.
+    consumer.socket().setReadBufferSize(64 * 1024);
     TestClient operatorClient("ops-admin");
     QVERIFY(operatorClient.connectTo(m_adminPort));
     const auto consumerIsSlow = [&] {
