@@ -63,6 +63,10 @@ MainWindow::MainWindow(QWidget *parent)
             &MainWindow::deleteSelectedQueue);
     addQueueTrendColumns();
     m_connectionsPage = new TablePage(&m_connections, tr("Filter connections (CN, address, …)"));
+    // A production certificate's subject and issuer are each wider than half the window; the
+    // CN and the expiry say what an operator scans for, the header's menu shows the rest.
+    m_connectionsPage->hideColumnsByDefault(
+        {ConnectionTableModel::Subject, ConnectionTableModel::Issuer, ConnectionTableModel::Serial});
     connect(m_connectionsPage->addActionButton(tr("Disconnect…")), &QPushButton::clicked, this,
             &MainWindow::disconnectSelectedConnection);
     addActionShortcuts();
