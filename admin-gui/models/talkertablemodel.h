@@ -46,8 +46,13 @@ public:
     explicit TalkerTableModel(QObject *parent = nullptr);
 
     void setWindowSeconds(double seconds) { m_windowSeconds = seconds; }
-    // `seconds`: the snapshot's broker uptime (monotonic within one broker run).
-    void updateTalkers(const QJsonArray &talkers, double seconds);
+    // `seconds`: the snapshot's broker uptime (monotonic within one broker run). With
+    // `showRows` false (the Talkers tab hidden) only the rates and their history follow the
+    // snapshot, which is cheap; the table's rows wait for showPendingRows().
+    void updateTalkers(const QJsonArray &talkers, double seconds, bool showRows = true);
+    // The rows of the newest snapshot, when updateTalkers() left them out.
+    void showPendingRows();
+    bool rowsPending() const { return m_rowsPending; }
     void clear();
 
     double publishRate(const QString &cn) const { return m_rates.value(cn).publish; }
@@ -56,7 +61,7 @@ public:
     // CN), leaving out the idle ones.
     QStringList topTalkers(int n) const;
     // That identity's rates, oldest first.
-    QList<TalkerRatePoint> history(const QString &cn) const { return m_history.value(cn); }
+    QList<TalkerRatePoint> history(const QString &cn) const;
 
 protected:
     QString keyOf(const QJsonObject &row) const override;
@@ -89,6 +94,9 @@ private:
     QHash<QString, Rates> m_rates;
     QHash<QString, Rates> m_previousRates;
     QHash<QString, QList<TalkerRatePoint>> m_history;
+    QJsonArray m_pendingRows;
+    bool m_rowsPending = false;
+    bool m_redrawAll = false; // while showing pending rows: every rate may have moved
 };
 
 } // namespace cmq::admingui

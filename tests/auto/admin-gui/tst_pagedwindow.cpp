@@ -43,6 +43,7 @@ private Q_SLOTS:
     void initTestCase();
     void cleanupTestCase();
     void pagesFilterAndSortOnTheBroker();
+    void rateLimitsWatchedWhileTheirTabIsShown();
 
 private:
     BrokerProcess m_broker;
@@ -125,6 +126,44 @@ void tst_PagedWindow::pagesFilterAndSortOnTheBroker()
     QVERIFY(page->selectKey(queueName(12)));
     QueueDetailDialog *detail = window.openQueueDetail(queueName(12));
     QVERIFY(detail);
+    window.session().close();
+}
+
+// The watch asks for the rate-limit buckets only while the Rate limits tab is shown; opening
+// the tab sends a new watch line, whose immediate snapshot fills it; leaving it drops them again.
+void tst_PagedWindow::rateLimitsWatchedWhileTheirTabIsShown()
+{
+    MainWindow window;
+    window.session().setWatchIntervalMs(200);
+    window.show();
+    window.tabs()->setCurrentIndex(MainWindow::OverviewTab);
+    ConnectionOptions o;
+    o.host = "localhost";
+    o.port = m_adminPort;
+    o.caPath = certFile("ca.crt");
+    o.certPath = certFile("ops-admin.crt");
+    o.keyPath = certFile("ops-admin.key");
+    window.connectTo(o);
+
+    QTRY_VERIFY_WITH_TIMEOUT(window.session().lastSnapshot().contains(QStringLiteral("queues")),
+                             Deadline);
+    QCOMPARE(window.session().watchLine(),
+             QStringLiteral("watch 200 queues,exchanges,bindings,connections,talkers"));
+    QVERIFY(!window.session().lastSnapshot().contains(QStringLiteral("ratelimits")));
+    QVERIFY(window.session().lastSnapshot().contains(QStringLiteral("talkers")));
+    QCOMPARE(window.rateLimitModel().rowCount(), 0);
+
+    window.tabs()->setCurrentIndex(MainWindow::RateLimitsTab);
+    QCOMPARE(window.session().watchLine(), QStringLiteral("watch 200")); // every section
+    // receiver_1's CN bucket and the IP bucket of 127.0.0.1 (the admin has none).
+    QTRY_VERIFY_WITH_TIMEOUT(window.rateLimitModel().rowCount() >= 2, Deadline);
+    QVERIFY(window.rateLimitModel().rowOf(QStringLiteral("cn:receiver_1")) >= 0);
+
+    window.tabs()->setCurrentIndex(MainWindow::QueuesTab);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        !window.session().lastSnapshot().contains(QStringLiteral("ratelimits")), Deadline);
+    // The tab keeps its rows until it is opened again (then a fresh snapshot replaces them).
+    QVERIFY(window.rateLimitModel().rowOf(QStringLiteral("cn:receiver_1")) >= 0);
     window.session().close();
 }
 
