@@ -26,6 +26,16 @@ TalkerTableModel::Rates TalkerTableModel::ratesOver(const QList<Totals> &samples
 
 void TalkerTableModel::updateTalkers(const QJsonArray &talkers, double seconds, bool showRows)
 {
+    if (!showRows && m_sampledAt >= 0 && seconds >= m_sampledAt &&
+        seconds - m_sampledAt < HiddenSampleSeconds) {
+        // Hidden, and sampled a moment ago: kept for showPendingRows(), not folded in yet.
+        m_pendingRows = talkers;
+        m_pendingSeconds = seconds;
+        m_pendingSampled = false;
+        m_rowsPending = true;
+        return;
+    }
+    m_sampledAt = seconds;
     QHash<QString, QList<Totals>> samples;
     QHash<QString, Rates> rates;
     QHash<QString, QList<TalkerRatePoint>> history;
@@ -70,6 +80,8 @@ void TalkerTableModel::updateTalkers(const QJsonArray &talkers, double seconds, 
         // m_previousRates stays what the rows show, for showPendingRows().
         m_rates = std::move(rates);
         m_pendingRows = talkers;
+        m_pendingSeconds = seconds;
+        m_pendingSampled = true;
         m_rowsPending = true;
         return;
     }
@@ -84,7 +96,10 @@ void TalkerTableModel::showPendingRows()
     if (!std::exchange(m_rowsPending, false))
         return;
     m_redrawAll = true;
-    update(std::exchange(m_pendingRows, {}));
+    if (m_pendingSampled)
+        update(std::exchange(m_pendingRows, {}));
+    else // the newest snapshot, folded in now: the rates reach up to it
+        updateTalkers(std::exchange(m_pendingRows, {}), m_pendingSeconds, true);
     m_redrawAll = false;
     m_previousRates = m_rates;
 }
@@ -103,6 +118,7 @@ void TalkerTableModel::clear()
     m_history.clear();
     m_pendingRows = {};
     m_rowsPending = false;
+    m_sampledAt = -1;
     update({});
 }
 
