@@ -46,6 +46,8 @@ private Q_SLOTS:
     void rateLimitsWatchedWhileTheirTabIsShown();
 
 private:
+    ConnectionOptions adminOptions() const;
+
     BrokerProcess m_broker;
     quint16 m_adminPort = 0;
     std::unique_ptr<TestClient> m_receiver;
@@ -65,6 +67,17 @@ void tst_PagedWindow::initTestCase()
         QCOMPARE(m_receiver->request("declare_queue " + queueName(i).toUtf8()), "Queue declared");
 }
 
+ConnectionOptions tst_PagedWindow::adminOptions() const
+{
+    ConnectionOptions o;
+    o.host = "localhost";
+    o.port = m_adminPort;
+    o.caPath = certFile("ca.crt");
+    o.certPath = certFile("ops-admin.crt");
+    o.keyPath = certFile("ops-admin.key");
+    return o;
+}
+
 void tst_PagedWindow::cleanupTestCase()
 {
     m_receiver.reset();
@@ -78,13 +91,7 @@ void tst_PagedWindow::pagesFilterAndSortOnTheBroker()
     window.session().setWatchIntervalMs(200);
     window.show();
     window.tabs()->setCurrentIndex(MainWindow::QueuesTab);
-    ConnectionOptions o;
-    o.host = "localhost";
-    o.port = m_adminPort;
-    o.caPath = certFile("ca.crt");
-    o.certPath = certFile("ops-admin.crt");
-    o.keyPath = certFile("ops-admin.key");
-    window.connectTo(o);
+    window.connectTo(adminOptions());
 
     // The first whole snapshot turns paging on; the broker's pages follow.
     QTRY_VERIFY_WITH_TIMEOUT(
@@ -137,13 +144,7 @@ void tst_PagedWindow::rateLimitsWatchedWhileTheirTabIsShown()
     window.session().setWatchIntervalMs(200);
     window.show();
     window.tabs()->setCurrentIndex(MainWindow::OverviewTab);
-    ConnectionOptions o;
-    o.host = "localhost";
-    o.port = m_adminPort;
-    o.caPath = certFile("ca.crt");
-    o.certPath = certFile("ops-admin.crt");
-    o.keyPath = certFile("ops-admin.key");
-    window.connectTo(o);
+    window.connectTo(adminOptions());
 
     QTRY_VERIFY_WITH_TIMEOUT(window.session().lastSnapshot().contains(QStringLiteral("queues")),
                              Deadline);
