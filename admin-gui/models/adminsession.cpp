@@ -142,9 +142,20 @@ void AdminSession::setPaging(const admin::SnapshotPaging &paging)
         m_client.send(watchLine());
 }
 
+void AdminSession::setSections(admin::Sections sections)
+{
+    if (sections == m_sections)
+        return;
+    m_sections = sections;
+    if (m_state == State::Connected)
+        m_client.send(watchLine());
+}
+
 QString AdminSession::watchLine() const
 {
-    const QString line = QStringLiteral("watch %1").arg(m_watchIntervalMs);
+    QString line = QStringLiteral("watch %1").arg(m_watchIntervalMs);
+    if (m_sections != admin::AllSections)
+        line += u' ' + admin::sectionNames(m_sections).join(u',');
     return m_paging.isPaged() ? line + u' ' + admin::pagingArguments(m_paging) : line;
 }
 

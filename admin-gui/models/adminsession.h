@@ -40,7 +40,11 @@ public:
     // is sent at once while connected.
     void setPaging(const admin::SnapshotPaging &paging);
     const admin::SnapshotPaging &paging() const { return m_paging; }
-    // "watch <interval>" and the page options.
+    // The list sections the watch asks for (what the shown views need); a change is sent at
+    // once while connected, and the broker answers it with a snapshot right away.
+    void setSections(admin::Sections sections);
+    admin::Sections sections() const { return m_sections; }
+    // "watch <interval>", the sections unless all, and the page options.
     QString watchLine() const;
     int watchIntervalMs() const { return m_watchIntervalMs; }
     // A fresh snapshot now (a new `watch` answers with one at once), or, while waiting to
@@ -94,6 +98,7 @@ private:
     State m_state = State::Disconnected;
     int m_watchIntervalMs = 1000;
     admin::SnapshotPaging m_paging;
+    admin::Sections m_sections = admin::AllSections;
     bool m_wanted = false;        // the user wants to be connected
     bool m_attemptActive = false; // a connect attempt has not ended yet
 };

@@ -28,6 +28,12 @@ double RateLimitTableModel::fraction(const QJsonObject &bucket)
     return burst > 0 ? std::clamp(bucket.value(u"tokens").toDouble() / burst, 0.0, 1.0) : 0.0;
 }
 
+QString RateLimitTableModel::tokensText(const QJsonObject &bucket)
+{
+    return QString::number(bucket.value(u"tokens").toDouble(), 'f', 0) + QLatin1StringView(" / ") +
+           QString::number(bucket.value(u"burst").toDouble());
+}
+
 QVariant RateLimitTableModel::cell(const QJsonObject &row, int column) const
 {
     const QJsonObject global = row.value(u"global").toObject();
@@ -37,20 +43,16 @@ QVariant RateLimitTableModel::cell(const QJsonObject &row, int column) const
         return row.value(u"scope").toString().toUpper();
     case Key:
         return row.value(u"key").toString();
+    // Concatenated, not arg()ed: the same texts ("%1 / %2"), built for 5,000 buckets a second.
     case Connections:
-        return QStringLiteral("%1 / %2")
-            .arg(row.value(u"connections").toInt())
-            .arg(row.value(u"connection_limit").toInt());
+        return QString::number(row.value(u"connections").toInt()) + QLatin1StringView(" / ") +
+               QString::number(row.value(u"connection_limit").toInt());
     case GlobalTokens:
-        return QStringLiteral("%1 / %2")
-            .arg(global.value(u"tokens").toDouble(), 0, 'f', 0)
-            .arg(global.value(u"burst").toDouble());
+        return tokensText(global);
     case GlobalRate:
         return global.value(u"rate").toDouble();
     case PublishTokens:
-        return QStringLiteral("%1 / %2")
-            .arg(publish.value(u"tokens").toDouble(), 0, 'f', 0)
-            .arg(publish.value(u"burst").toDouble());
+        return tokensText(publish);
     case PublishRate:
         return publish.value(u"rate").toDouble();
     case Accepted:

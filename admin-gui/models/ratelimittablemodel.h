@@ -43,6 +43,8 @@ protected:
 
 private:
     static double fraction(const QJsonObject &bucket);
+    // "tokens / burst", the tokens rounded.
+    static QString tokensText(const QJsonObject &bucket);
     bool nearExhaustion(const QJsonObject &row) const;
 };
 

@@ -24,19 +24,33 @@ TalkerTableModel::Rates TalkerTableModel::ratesOver(const QList<Totals> &samples
                  (last.bytesOut - first.bytesOut) / elapsed};
 }
 
-void TalkerTableModel::updateTalkers(const QJsonArray &talkers, double seconds)
+void TalkerTableModel::updateTalkers(const QJsonArray &talkers, double seconds, bool showRows)
 {
+    if (!showRows && m_sampledAt >= 0 && seconds >= m_sampledAt &&
+        seconds - m_sampledAt < HiddenSampleSeconds) {
+        // Hidden, and sampled a moment ago: kept for showPendingRows(), not folded in yet.
+        m_pendingRows = talkers;
+        m_pendingSeconds = seconds;
+        m_pendingSampled = false;
+        m_rowsPending = true;
+        return;
+    }
+    m_sampledAt = seconds;
     QHash<QString, QList<Totals>> samples;
     QHash<QString, Rates> rates;
     QHash<QString, QList<TalkerRatePoint>> history;
+    samples.reserve(talkers.size());
+    rates.reserve(talkers.size());
+    history.reserve(talkers.size());
     for (const QJsonValue &value : talkers) {
         const QJsonObject row = value.toObject();
         const QString cn = row.value(u"cn").toString();
         const Totals now{seconds, row.value(u"publishes").toDouble(),
                          row.value(u"deliveries").toDouble(), row.value(u"bytes_in").toDouble(),
                          row.value(u"bytes_out").toDouble()};
-        QList<Totals> kept = m_samples.value(cn);
-        QList<TalkerRatePoint> points = m_history.value(cn);
+        // Taken, not copied: appending to a shared list would copy it for every CN.
+        QList<Totals> kept = m_samples.take(cn);
+        QList<TalkerRatePoint> points = m_history.take(cn);
         // Totals that went back (the broker restarted, or forgot the identity while it was
         // idle and counts it from zero again) start the identity's figures afresh.
         if (!kept.isEmpty() &&
@@ -46,11 +60,15 @@ void TalkerTableModel::updateTalkers(const QJsonArray &talkers, double seconds)
             points.clear();
         }
         kept.append(now);
-        while (kept.size() > 2 && seconds - kept[1].seconds >= m_windowSeconds)
-            kept.removeFirst();
+        qsizetype stale = 0;
+        while (kept.size() - stale > 2 && seconds - kept[stale + 1].seconds >= m_windowSeconds)
+            ++stale;
+        kept.remove(0, stale);
         const Rates rate = ratesOver(kept);
         points.append(TalkerRatePoint{seconds, rate.publish, rate.deliver});
-        if (points.size() > HistoryPoints)
+        // Trimmed a slice at a time (history() returns the newest HistoryPoints), not one
+        // point per snapshot: moving 300 points of 5,000 identities every second adds up.
+        if (points.size() > HistoryPoints + HistoryPoints / 4)
             points.remove(0, points.size() - HistoryPoints);
         samples.insert(cn, std::move(kept));
         rates.insert(cn, rate);
@@ -58,8 +76,38 @@ void TalkerTableModel::updateTalkers(const QJsonArray &talkers, double seconds)
     }
     m_samples = std::move(samples);
     m_history = std::move(history);
+    if (!showRows) {
+        // m_previousRates stays what the rows show, for showPendingRows().
+        m_rates = std::move(rates);
+        m_pendingRows = talkers;
+        m_pendingSeconds = seconds;
+        m_pendingSampled = true;
+        m_rowsPending = true;
+        return;
+    }
     m_previousRates = std::exchange(m_rates, std::move(rates));
+    m_pendingRows = {};
+    m_rowsPending = false;
     update(talkers);
+}
+
+void TalkerTableModel::showPendingRows()
+{
+    if (!std::exchange(m_rowsPending, false))
+        return;
+    m_redrawAll = true;
+    if (m_pendingSampled)
+        update(std::exchange(m_pendingRows, {}));
+    else // the newest snapshot, folded in now: the rates reach up to it
+        updateTalkers(std::exchange(m_pendingRows, {}), m_pendingSeconds, true);
+    m_redrawAll = false;
+    m_previousRates = m_rates;
+}
+
+QList<TalkerRatePoint> TalkerTableModel::history(const QString &cn) const
+{
+    const QList<TalkerRatePoint> points = m_history.value(cn);
+    return points.size() > HistoryPoints ? points.last(HistoryPoints) : points;
 }
 
 void TalkerTableModel::clear()
@@ -68,6 +116,9 @@ void TalkerTableModel::clear()
     m_rates.clear();
     m_previousRates.clear();
     m_history.clear();
+    m_pendingRows = {};
+    m_rowsPending = false;
+    m_sampledAt = -1;
     update({});
 }
 
@@ -132,7 +183,7 @@ QVariant TalkerTableModel::cell(const QJsonObject &row, int column) const
 bool TalkerTableModel::rowDiffers(const QString &key, const QJsonObject &before,
                                   const QJsonObject &after) const
 {
-    return m_rates.value(key) != m_previousRates.value(key) || before != after;
+    return m_redrawAll || m_rates.value(key) != m_previousRates.value(key) || before != after;
 }
 
 } // namespace cmq::admingui

@@ -42,12 +42,22 @@ public:
     static constexpr double DefaultWindowSeconds = 60;
     // ...and the chart keeps this many points per identity (5 minutes at one a second).
     static constexpr int HistoryPoints = 300;
+    // While the table is hidden, a snapshot is folded into the rates only this many seconds
+    // after the last one folded in (the others wait, the newest for showPendingRows()): the
+    // rates are differences of totals, so they stay exact; the chart's points are sparser.
+    static constexpr double HiddenSampleSeconds = 5;
 
     explicit TalkerTableModel(QObject *parent = nullptr);
 
     void setWindowSeconds(double seconds) { m_windowSeconds = seconds; }
-    // `seconds`: the snapshot's broker uptime (monotonic within one broker run).
-    void updateTalkers(const QJsonArray &talkers, double seconds);
+    // `seconds`: the snapshot's broker uptime (monotonic within one broker run). With
+    // `showRows` false (the Talkers tab hidden) only the rates and their history follow the
+    // snapshot (every HiddenSampleSeconds), which is cheap; the table's rows wait for
+    // showPendingRows().
+    void updateTalkers(const QJsonArray &talkers, double seconds, bool showRows = true);
+    // The rows of the newest snapshot, when updateTalkers() left them out.
+    void showPendingRows();
+    bool rowsPending() const { return m_rowsPending; }
     void clear();
 
     double publishRate(const QString &cn) const { return m_rates.value(cn).publish; }
@@ -56,7 +66,7 @@ public:
     // CN), leaving out the idle ones.
     QStringList topTalkers(int n) const;
     // That identity's rates, oldest first.
-    QList<TalkerRatePoint> history(const QString &cn) const { return m_history.value(cn); }
+    QList<TalkerRatePoint> history(const QString &cn) const;
 
 protected:
     QString keyOf(const QJsonObject &row) const override;
@@ -89,6 +99,12 @@ private:
     QHash<QString, Rates> m_rates;
     QHash<QString, Rates> m_previousRates;
     QHash<QString, QList<TalkerRatePoint>> m_history;
+    QJsonArray m_pendingRows;
+    double m_pendingSeconds = 0;
+    double m_sampledAt = -1;      // the uptime last folded into the rates
+    bool m_pendingSampled = false; // m_pendingRows were folded in (only the rows wait)
+    bool m_rowsPending = false;
+    bool m_redrawAll = false; // while showing pending rows: every rate may have moved
 };
 
 } // namespace cmq::admingui

@@ -254,7 +254,10 @@ void MainWindow::showSnapshot(const QJsonObject &snapshot)
     m_connections.update(snapshot.value("connections").toArray());
     followPages(snapshot);
     split();
-    m_rateLimits.updateBuckets(snapshot.value("ratelimits").toObject());
+    // Watched only while their tab is shown (sectionsFor): without them the tab keeps its rows
+    // until the snapshot its opening asks for arrives.
+    if (snapshot.contains("ratelimits"))
+        m_rateLimits.updateBuckets(snapshot.value("ratelimits").toObject());
     showTalkers(snapshot);
     split();
     followSession(snapshot);

@@ -67,6 +67,9 @@ public:
     // "overview", "queues", "exchanges", "connections", "ratelimits", "audit" or "talkers";
     // false when unknown.
     bool selectTab(const QString &name);
+    // The snapshot sections the watch asks for while `tab` is shown (mainwindowpaging.cpp):
+    // every list but the rate-limit buckets, which only their tab reads.
+    static admin::Sections sectionsFor(int tab);
 
     AdminSession &session() { return m_session; }
     QTabWidget *tabs() { return m_tabs; }
@@ -144,6 +147,8 @@ private:
     void addPaging();
     // The list sizes (or pages) of a snapshot into the pagers; may ask for another page.
     void followPages(const QJsonObject &snapshot);
+    // The watch's sections for what the shown tab needs; the Talkers tab catches up.
+    void followTab();
     void fillProfilesMenu(QMenu *menu);
     void addToProfileInteractively();
     void updateQueueDetail(QueueDetailDialog *detail, const QJsonObject &snapshot);

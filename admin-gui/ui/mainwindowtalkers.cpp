@@ -22,8 +22,10 @@ void MainWindow::addTalkersTab()
 void MainWindow::showTalkers(const QJsonObject &snapshot)
 {
     // A broker without the section (older) sends none: the tab stays empty.
-    m_talkersPage->showTalkers(snapshot.value(u"talkers").toArray(),
-                               snapshot.value(u"broker").toObject().value(u"uptime_seconds").toDouble());
+    m_talkersPage->showTalkers(
+        snapshot.value(u"talkers").toArray(),
+        snapshot.value(u"broker").toObject().value(u"uptime_seconds").toDouble(),
+        m_tabs->currentWidget() == m_talkersPage);
 }
 
 bool MainWindow::showConnection(quint64 connectionId)

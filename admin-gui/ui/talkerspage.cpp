@@ -1,6 +1,7 @@
 #include "ui/talkerspage.h"
 
 #include <algorithm>
+#include <utility>
 
 #include <QChart>
 #include <QChartView>
@@ -57,10 +58,20 @@ TalkersPage::TalkersPage(QWidget *parent)
     layout->addWidget(split);
 }
 
-void TalkersPage::showTalkers(const QJsonArray &talkers, double seconds)
+void TalkersPage::showTalkers(const QJsonArray &talkers, double seconds, bool shown)
 {
-    m_model.updateTalkers(talkers, seconds);
-    refreshChart(seconds);
+    m_seconds = seconds;
+    m_model.updateTalkers(talkers, seconds, shown);
+    m_chartPending = !shown;
+    if (shown)
+        refreshChart(seconds);
+}
+
+void TalkersPage::showPending()
+{
+    m_model.showPendingRows();
+    if (std::exchange(m_chartPending, false))
+        refreshChart(m_seconds);
 }
 
 void TalkersPage::refreshChart(double now)

@@ -29,8 +29,11 @@ public:
 
     explicit TalkersPage(QWidget *parent = nullptr);
 
-    // The snapshot's "talkers" at broker uptime `seconds`.
-    void showTalkers(const QJsonArray &talkers, double seconds);
+    // The snapshot's "talkers" at broker uptime `seconds`. While the tab is hidden (`shown`
+    // false) only the rates' history follows; showPending() brings table and chart up to date
+    // when the tab is opened.
+    void showTalkers(const QJsonArray &talkers, double seconds, bool shown = true);
+    void showPending();
     TalkerTableModel &model() { return m_model; }
     TablePage *table() { return m_table; }
     // The CN of each drawn line, busiest first (its series' names), for tests.
@@ -45,6 +48,8 @@ private:
     QList<QLineSeries *> m_lines;
     QValueAxis *m_x;
     QValueAxis *m_y;
+    double m_seconds = 0; // of the newest snapshot
+    bool m_chartPending = false;
 };
 
 } // namespace cmq::admingui

@@ -85,6 +85,7 @@ void tst_ConnectionTableModel::rateLimitBuckets_data()
     QTest::newRow("publish nearly empty") << 200.0 << 5.0 << 1 << 1.0 << true;
     QTest::newRow("negative after a batch") << -40.0 << 100.0 << 1 << 0.0 << true;
     QTest::newRow("connections near the cap") << 200.0 << 100.0 << 17 << 1.0 << true;
+    QTest::newRow("fractional tokens") << 187.5 << 92.25 << 1 << 0.9375 << false;
 }
 
 void tst_ConnectionTableModel::rateLimitBuckets()
@@ -122,6 +123,11 @@ void tst_ConnectionTableModel::rateLimitBuckets()
     QCOMPARE(model.index(0, RateLimitTableModel::Accepted).data().toString(), QStringLiteral("23"));
     QCOMPARE(model.index(0, RateLimitTableModel::Connections).data().toString(),
              QStringLiteral("%1 / 20").arg(connections));
+    // The texts the model used to build with arg(): tokens rounded, then the burst.
+    QCOMPARE(model.index(0, RateLimitTableModel::GlobalTokens).data().toString(),
+             QStringLiteral("%1 / %2").arg(globalTokens, 0, 'f', 0).arg(200.0));
+    QCOMPARE(model.index(0, RateLimitTableModel::PublishTokens).data().toString(),
+             QStringLiteral("%1 / %2").arg(publishTokens, 0, 'f', 0).arg(100.0));
 }
 
 QTEST_GUILESS_MAIN(tst_ConnectionTableModel)

@@ -27,6 +27,7 @@
 #include "ui/mainwindow.h"
 #include "ui/queuedetaildialog.h"
 #include "ui/tablepage.h"
+#include "ui/talkerspage.h"
 
 using cmq::admingui::MainWindow;
 using cmq::admingui::QueueTableModel;
@@ -66,7 +67,8 @@ QJsonObject certificate(int i)
             {"not_after", "2030-01-01T00:00:00.000Z"}};
 }
 
-QJsonObject snapshot(int sequence, const Scale &scale)
+// The snapshot the broker sends for the window's watch: only the sections it asks for.
+QJsonObject snapshot(int sequence, const Scale &scale, cmq::admin::Sections sections)
 {
     const int queueCount = scale.queues;
     const int connectionCount = scale.connections;
@@ -159,6 +161,10 @@ QJsonObject snapshot(int sequence, const Scale &scale)
         {"connections", connections},
         {"ratelimits", QJsonObject{{"enabled", true}, {"buckets", buckets}}},
         {"talkers", talkers}};
+    if (!(sections & cmq::admin::Section::RateLimits))
+        out.remove("ratelimits");
+    if (!(sections & cmq::admin::Section::Talkers))
+        out.remove("talkers");
     if (scale.pageRows) {
         out.insert("queues_page", pageInfo(scale.pageRows, queueCount));
         out.insert("connections_page", pageInfo(scale.pageRows, connectionCount));
@@ -204,7 +210,13 @@ void tst_LargeSnapshot::updateTime_data()
                                                  {"Overview tab", MainWindow::OverviewTab}};
     for (const auto &[name, tab] : tabs)
         QTest::addRow("whole 5k/1k, %s", name) << tab << 5000 << 1000 << 0 << 1000;
-    for (const auto &[name, tab] : tabs)
+    // Every tab: the rate-limit buckets come only while theirs is shown, the talkers always.
+    const std::pair<const char *, int> allTabs[] = {
+        {"Overview tab", MainWindow::OverviewTab},       {"Queues tab", MainWindow::QueuesTab},
+        {"Exchanges tab", MainWindow::ExchangesTab},     {"Connections tab", MainWindow::ConnectionsTab},
+        {"Rate limits tab", MainWindow::RateLimitsTab},  {"Audit tab", MainWindow::AuditTab},
+        {"Talkers tab", MainWindow::TalkersTab}};
+    for (const auto &[name, tab] : allTabs)
         QTest::addRow("paged 50k/5k, %s", name) << tab << 50000 << 5000 << 200 << 5000;
     // The same pages with 200 client CNs in the rate limits and talkers (not paged): what the
     // paged lists cost on their own.
@@ -230,8 +242,11 @@ void tst_LargeSnapshot::updateTime()
 
     // The stream's lines, serialized up front so the loop times only the console's work.
     QList<QByteArray> lines;
+    const cmq::admin::Sections sections = window.session().sections();
+    QCOMPARE(sections, MainWindow::sectionsFor(tab));
     for (int sequence = 1; sequence <= Rounds + 1; ++sequence)
-        lines.append(QJsonDocument(snapshot(sequence, scale)).toJson(QJsonDocument::Compact));
+        lines.append(
+            QJsonDocument(snapshot(sequence, scale, sections)).toJson(QJsonDocument::Compact));
 
     QElapsedTimer timer;
     timer.start();
@@ -295,6 +310,30 @@ void tst_LargeSnapshot::updateTime()
     QCOMPARE(detail->bindings().rowCount(), 1);
     QCOMPARE(detail->consumers().rowCount(), 1);
     QCOMPARE(detail->depthPointCount(), Rounds + 1);
+
+    // Opening the Talkers tab shows what it followed while hidden: every identity's rates over
+    // the snapshots seen (2 publishes and 3 deliveries per second of uptime), not zeros.
+    if (tab != MainWindow::TalkersTab && clients > 0) {
+        timer.restart();
+        const double cpuBefore = threadCpuMs();
+        window.tabs()->setCurrentIndex(MainWindow::TalkersTab);
+        QApplication::processEvents();
+        qInfo("%s: opening the Talkers tab: %.1f ms, GUI thread CPU %.1f ms",
+              QTest::currentDataTag(), timer.nsecsElapsed() / 1e6, threadCpuMs() - cpuBefore);
+        const auto &talkers = window.talkersPage()->model();
+        QCOMPARE(talkers.rowCount(), clients);
+        const int talker = talkers.rowOf(QStringLiteral("svc-%1").arg(clients - 1));
+        QCOMPARE(talkers.index(talker, cmq::admingui::TalkerTableModel::PublishRate)
+                     .data(cmq::admingui::JsonTableModel::SortRole)
+                     .toDouble(),
+                 2.0);
+        QCOMPARE(talkers.index(talker, cmq::admingui::TalkerTableModel::DeliverRate)
+                     .data(cmq::admingui::JsonTableModel::SortRole)
+                     .toDouble(),
+                 3.0);
+        QCOMPARE(window.talkersPage()->chartedNames().size(),
+                 std::min(clients, int(cmq::admingui::TalkersPage::ChartedTalkers)));
+    }
 }
 
 QTEST_MAIN(tst_LargeSnapshot)

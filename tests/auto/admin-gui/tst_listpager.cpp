@@ -175,6 +175,22 @@ void tst_ListPager::watchLine()
                             "queues.limit=200 connections.limit=200"));
     // What the console sends, the broker's parser takes.
     QVERIFY(cmq::admin::parseAdminRequest(session.watchLine().toUtf8()).ok);
+
+    // The sections the shown views need go before the page options; all of them: no word.
+    using cmq::admin::Section;
+    session.setSections(Section::Queues | Section::Connections | Section::Talkers);
+    QCOMPARE(session.watchLine(),
+             QStringLiteral("watch 1000 queues,connections,talkers queues.sort=ready "
+                            "queues.order=desc queues.offset=400 queues.limit=200 "
+                            "connections.limit=200"));
+    const cmq::admin::AdminParseResult parsed =
+        cmq::admin::parseAdminRequest(session.watchLine().toUtf8());
+    QVERIFY(parsed.ok);
+    QCOMPARE(parsed.request.sections, Section::Queues | Section::Connections | Section::Talkers);
+    QCOMPARE(parsed.request.paging, paging);
+    session.setSections(cmq::admin::AllSections);
+    session.setPaging({});
+    QCOMPARE(session.watchLine(), QStringLiteral("watch 1000"));
 }
 
 QTEST_MAIN(tst_ListPager)

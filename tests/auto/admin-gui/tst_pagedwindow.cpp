@@ -43,8 +43,11 @@ private Q_SLOTS:
     void initTestCase();
     void cleanupTestCase();
     void pagesFilterAndSortOnTheBroker();
+    void rateLimitsWatchedWhileTheirTabIsShown();
 
 private:
+    ConnectionOptions adminOptions() const;
+
     BrokerProcess m_broker;
     quint16 m_adminPort = 0;
     std::unique_ptr<TestClient> m_receiver;
@@ -64,6 +67,17 @@ void tst_PagedWindow::initTestCase()
         QCOMPARE(m_receiver->request("declare_queue " + queueName(i).toUtf8()), "Queue declared");
 }
 
+ConnectionOptions tst_PagedWindow::adminOptions() const
+{
+    ConnectionOptions o;
+    o.host = "localhost";
+    o.port = m_adminPort;
+    o.caPath = certFile("ca.crt");
+    o.certPath = certFile("ops-admin.crt");
+    o.keyPath = certFile("ops-admin.key");
+    return o;
+}
+
 void tst_PagedWindow::cleanupTestCase()
 {
     m_receiver.reset();
@@ -77,13 +91,7 @@ void tst_PagedWindow::pagesFilterAndSortOnTheBroker()
     window.session().setWatchIntervalMs(200);
     window.show();
     window.tabs()->setCurrentIndex(MainWindow::QueuesTab);
-    ConnectionOptions o;
-    o.host = "localhost";
-    o.port = m_adminPort;
-    o.caPath = certFile("ca.crt");
-    o.certPath = certFile("ops-admin.crt");
-    o.keyPath = certFile("ops-admin.key");
-    window.connectTo(o);
+    window.connectTo(adminOptions());
 
     // The first whole snapshot turns paging on; the broker's pages follow.
     QTRY_VERIFY_WITH_TIMEOUT(
@@ -125,6 +133,38 @@ void tst_PagedWindow::pagesFilterAndSortOnTheBroker()
     QVERIFY(page->selectKey(queueName(12)));
     QueueDetailDialog *detail = window.openQueueDetail(queueName(12));
     QVERIFY(detail);
+    window.session().close();
+}
+
+// The watch asks for the rate-limit buckets only while the Rate limits tab is shown; opening
+// the tab sends a new watch line, whose immediate snapshot fills it; leaving it drops them again.
+void tst_PagedWindow::rateLimitsWatchedWhileTheirTabIsShown()
+{
+    MainWindow window;
+    window.session().setWatchIntervalMs(200);
+    window.show();
+    window.tabs()->setCurrentIndex(MainWindow::OverviewTab);
+    window.connectTo(adminOptions());
+
+    QTRY_VERIFY_WITH_TIMEOUT(window.session().lastSnapshot().contains(QStringLiteral("queues")),
+                             Deadline);
+    QCOMPARE(window.session().watchLine(),
+             QStringLiteral("watch 200 queues,exchanges,bindings,connections,talkers"));
+    QVERIFY(!window.session().lastSnapshot().contains(QStringLiteral("ratelimits")));
+    QVERIFY(window.session().lastSnapshot().contains(QStringLiteral("talkers")));
+    QCOMPARE(window.rateLimitModel().rowCount(), 0);
+
+    window.tabs()->setCurrentIndex(MainWindow::RateLimitsTab);
+    QCOMPARE(window.session().watchLine(), QStringLiteral("watch 200")); // every section
+    // receiver_1's CN bucket and the IP bucket of 127.0.0.1 (the admin has none).
+    QTRY_VERIFY_WITH_TIMEOUT(window.rateLimitModel().rowCount() >= 2, Deadline);
+    QVERIFY(window.rateLimitModel().rowOf(QStringLiteral("cn:receiver_1")) >= 0);
+
+    window.tabs()->setCurrentIndex(MainWindow::QueuesTab);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        !window.session().lastSnapshot().contains(QStringLiteral("ratelimits")), Deadline);
+    // The tab keeps its rows until it is opened again (then a fresh snapshot replaces them).
+    QVERIFY(window.rateLimitModel().rowOf(QStringLiteral("cn:receiver_1")) >= 0);
     window.session().close();
 }
 

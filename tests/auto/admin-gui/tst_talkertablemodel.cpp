@@ -45,6 +45,8 @@ class tst_TalkerTableModel : public QObject
 private Q_SLOTS:
     void rates_data();
     void rates();
+    void hiddenThenShown_data();
+    void hiddenThenShown();
     void topTalkers_data();
     void topTalkers();
     void sortsByRate();
@@ -89,6 +91,54 @@ void tst_TalkerTableModel::rates()
     QCOMPARE(model.data(model.index(row, TalkerTableModel::PublishRate), JsonTableModel::SortRole)
                  .toDouble(),
              publishRate);
+}
+
+void tst_TalkerTableModel::hiddenThenShown_data()
+{
+    // Snapshots "time=spec;..." (window 10 s); "h" before the time: the Talkers tab hidden.
+    // Then the tab is shown (showPendingRows). `before`: the publish/s the row of `cn` shows
+    // just before (-1: no row yet); `after`: what it shows then.
+    QTest::addColumn<QString>("snapshots");
+    QTest::addColumn<QString>("cn");
+    QTest::addColumn<double>("before");
+    QTest::addColumn<double>("after");
+    QTest::newRow("hidden from the start: no rows, then exact rates")
+        << "h0=svc-a:0:0;h1=svc-a:10:0;h2=svc-a:20:0;h3=svc-a:30:0" << "svc-a" << -1.0 << 10.0;
+    QTest::newRow("shown, then hidden: the old figures until shown")
+        << "0=svc-a:0:0;1=svc-a:10:0;h2=svc-a:30:0;h8=svc-a:90:0" << "svc-a" << 10.0 << 11.25;
+    QTest::newRow("a flooder that came while hidden")
+        << "0=a:0:0;h1=a:1:0,f:0:0;h6=a:6:0,f:500:0;h7=a:7:0,f:600:0" << "f" << -1.0 << 100.0;
+    QTest::newRow("shown again at once: nothing pending")
+        << "0=svc-a:0:0;2=svc-a:10:0" << "svc-a" << 5.0 << 5.0;
+}
+
+void tst_TalkerTableModel::hiddenThenShown()
+{
+    QFETCH(QString, snapshots);
+    QFETCH(QString, cn);
+    QFETCH(double, before);
+    QFETCH(double, after);
+    TalkerTableModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.setWindowSeconds(10);
+    for (QString snapshot : snapshots.split(';')) {
+        const bool hidden = snapshot.startsWith('h');
+        const QStringList parts = snapshot.remove(0, hidden ? 1 : 0).split('=');
+        model.updateTalkers(talkers(parts[1]), parts[0].toDouble(), !hidden);
+    }
+    const auto shownRate = [&] {
+        const int row = model.rowOf(cn);
+        return row < 0 ? -1.0
+                       : model.index(row, TalkerTableModel::PublishRate)
+                             .data(JsonTableModel::SortRole)
+                             .toDouble();
+    };
+    QCOMPARE(shownRate(), before);
+    model.showPendingRows();
+    QVERIFY(!model.rowsPending());
+    QCOMPARE(shownRate(), after);
+    QCOMPARE(model.publishRate(cn), after);
+    QCOMPARE(model.topTalkers(1), QStringList{cn});
 }
 
 void tst_TalkerTableModel::topTalkers_data()
