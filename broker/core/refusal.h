@@ -15,23 +15,23 @@ namespace cmq {
 struct Refusal
 {
     enum class Kind {
-        QueueNotFound,          // subject: the queue
-        ExchangeNotFound,       // subject: the exchange
-        ExchangeTypeMismatch,   // subject: the exchange, party: its type, other: the type asked
-        QueueQuotaReached,      // party: the CN, limit
-        ExchangeQuotaReached,   // party: the CN, limit
-        BindingQuotaReached,    // party: the CN, limit
-        NotAwaitingAck,         // subject: the message id
-        ClosedBeforeSubscribe,  // the connection went before its consume's declare committed
-        CommandDenied,          // subject: the command's name, party: the roles
-        QueueOutsideNamespace,  // subject: the queue, party: the CN
+        QueueNotFound,              // subject: the queue
+        ExchangeNotFound,           // subject: the exchange
+        ExchangeTypeMismatch,       // subject: the exchange, party: its type, other: the type asked
+        QueueQuotaReached,          // party: the CN, limit
+        ExchangeQuotaReached,       // party: the CN, limit
+        BindingQuotaReached,        // party: the CN, limit
+        NotAwaitingAck,             // subject: the message id
+        ClosedBeforeSubscribe,      // the connection went before its consume's declare committed
+        CommandDenied,              // subject: the command's name, party: the roles
+        QueueOutsideNamespace,      // subject: the queue, party: the CN
         RoutingKeyOutsideNamespace, // subject: the routing key, party: the CN
-        FanoutCreatorOnly,      // subject: the exchange, party: its creator
-        TopicPatternWildcard,   // subject: the binding key, party: the CN
-        QueueOwnedByOther,      // subject: the queue, party: its owner
-        DeadLetterNeedsPublish, // party: the roles
-        PresenceNotInGroup,     // party: the CN
-        StorageFailed,          // subject: storage's own reason
+        FanoutCreatorOnly,          // subject: the exchange, party: its creator
+        TopicPatternWildcard,       // subject: the binding key, party: the CN
+        QueueOwnedByOther,          // subject: the queue, party: its owner
+        DeadLetterNeedsPublish,     // party: the roles
+        PresenceNotInGroup,         // party: the CN
+        StorageFailed,              // subject: storage's own reason
     };
     Kind kind = Kind::StorageFailed;
     QString subject;
@@ -53,15 +53,13 @@ struct Refusal
 };
 
 // A value or a Refusal: Result<T> for the calls whose failures are the broker's own rules.
-template <typename T>
-class [[nodiscard]] Outcome
+template <typename T> class [[nodiscard]] Outcome
 {
 public:
     Outcome(T value) : m_value(std::move(value)) {}
     Outcome(Refusal refusal) : m_refusal(std::move(refusal)) {}
     // Storage's failures keep storage's text (the database's), as StorageFailed.
-    template <typename U>
-    static Outcome refusedBy(const Result<U> &failed)
+    template <typename U> static Outcome refusedBy(const Result<U> &failed)
     {
         return Refusal::storageFailed(failed.error());
     }

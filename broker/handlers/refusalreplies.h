@@ -14,8 +14,7 @@ QByteArray refusalText(const Refusal &refusal);
 // "Error: <text>\n".
 QByteArray refusalLine(const Refusal &refusal);
 // "Error: <text>\n" for a refused call, whatever it returns on success.
-template <typename T>
-QByteArray refusalLine(const Outcome<T> &refused)
+template <typename T> QByteArray refusalLine(const Outcome<T> &refused)
 {
     return refusalLine(refused.refusal());
 }

@@ -147,7 +147,8 @@ QByteArray duplicateMessage(QByteArrayView messageId)
 
 QByteArray noQueuesBoundText(QByteArrayView exchange, QByteArrayView routingKey)
 {
-    return textOf({"No queues bound to exchange '", exchange, "' with routing key '", routingKey, "'"});
+    return textOf(
+        {"No queues bound to exchange '", exchange, "' with routing key '", routingKey, "'"});
 }
 
 QByteArray noQueuesBound(QByteArrayView exchange, QByteArrayView routingKey)
@@ -179,7 +180,7 @@ QByteArray exchangeTypeMismatchText(QByteArrayView exchange, QByteArrayView type
 QByteArray quotaReachedText(QByteArrayView noun, QByteArrayView cn, qint64 limit)
 {
     return textOf({noun, " quota of '", cn, "' reached (", QByteArray::number(limit), " ",
-                 noun.toByteArray().toLower(), "s)"});
+                   noun.toByteArray().toLower(), "s)"});
 }
 
 QByteArray notAwaitingAckText(QByteArrayView messageId)
@@ -200,25 +201,25 @@ QByteArray commandDeniedText(QByteArrayView command, QByteArrayView roles)
 QByteArray queueOutsideNamespaceText(QByteArrayView queue, QByteArrayView cn)
 {
     return textOf({"Permission denied: queue '", queue, "' is outside the namespace of ", cn,
-                 " (receivers use queues named '", cn, "_...')"});
+                   " (receivers use queues named '", cn, "_...')"});
 }
 
 QByteArray routingKeyOutsideNamespaceText(QByteArrayView routingKey, QByteArrayView cn)
 {
     return textOf({"Permission denied: routing key '", routingKey, "' must be ", cn,
-                 " or start with ", cn, "_"});
+                   " or start with ", cn, "_"});
 }
 
 QByteArray fanoutCreatorOnlyText(QByteArrayView exchange, QByteArrayView creator)
 {
     return textOf({"Permission denied: fanout exchange '", exchange,
-                 "' takes bindings from its creator ", creator, " only"});
+                   "' takes bindings from its creator ", creator, " only"});
 }
 
 QByteArray topicPatternWildcardText(QByteArrayView bindingKey, QByteArrayView cn)
 {
     return textOf({"Permission denied: topic pattern '", bindingKey,
-                 "' must start with the literal words of ", cn});
+                   "' must start with the literal words of ", cn});
 }
 
 QByteArray queueOwnedByOtherText(QByteArrayView queue, QByteArrayView owner)
@@ -229,14 +230,14 @@ QByteArray queueOwnedByOtherText(QByteArrayView queue, QByteArrayView owner)
 QByteArray deadLetterNeedsPublishText(QByteArrayView roles)
 {
     return textOf({"Permission denied: a dead-letter exchange publishes for the queue's owner, and "
-                 "role ",
-                 roles, " may not publish"});
+                   "role ",
+                   roles, " may not publish"});
 }
 
 QByteArray presenceNotInGroupText(QByteArrayView cn)
 {
     return textOf({"Permission denied: ", cn,
-                 " is in no acl.presence_groups group, so it may not see presence"});
+                   " is in no acl.presence_groups group, so it may not see presence"});
 }
 
 QByteArray ping()
