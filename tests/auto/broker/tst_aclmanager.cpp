@@ -216,7 +216,7 @@ void tst_AclManager::commandDenied()
     QFETCH(int, roles);
     QFETCH(QString, text);
     QCOMPARE(QString::fromUtf8(
-                 handlers::refusalText(AclManager::commandDenied(fromBits(roles), command))),
+                 cmq::handlers::refusalText(AclManager::commandDenied(fromBits(roles), command))),
              text);
 }
 
@@ -290,7 +290,7 @@ void tst_AclManager::mayUseQueue()
     const cmq::Verdict status = AclManager::mayUseQueue(fromBits(roles), cn, queue);
     QCOMPARE(bool(status), error.isEmpty());
     if (!status)
-        QCOMPARE(test::refusalText(status), error);
+        QCOMPARE(cmq::test::refusalText(status), error);
 }
 
 void tst_AclManager::mayBindRoutingKey_data()
@@ -344,7 +344,7 @@ void tst_AclManager::mayBindRoutingKey()
     const cmq::Verdict status = AclManager::mayBindRoutingKey(fromBits(roles), cn, key);
     QCOMPARE(bool(status), error.isEmpty());
     if (!status)
-        QCOMPARE(test::refusalText(status), error);
+        QCOMPARE(cmq::test::refusalText(status), error);
 }
 
 void tst_AclManager::mayUseOwnedQueue_data()
@@ -395,7 +395,7 @@ void tst_AclManager::mayUseOwnedQueue()
     const cmq::Verdict status = AclManager::mayUseOwnedQueue(fromBits(roles), cn, queue, owner);
     QCOMPARE(bool(status), error.isEmpty());
     if (!status)
-        QCOMPARE(test::refusalText(status), error);
+        QCOMPARE(cmq::test::refusalText(status), error);
 }
 
 void tst_AclManager::mayBindToExchange_data()
@@ -455,7 +455,7 @@ void tst_AclManager::mayBindToExchange()
     const cmq::Verdict status = AclManager::mayBindToExchange(fromBits(roles), cn, "ex", type,
                                                               QStringLiteral("receiver_1"), key);
     QVERIFY2(bool(status) == allowed,
-             qPrintable(status ? QString("allowed") : test::refusalText(status)));
+             qPrintable(status ? QString("allowed") : cmq::test::refusalText(status)));
 }
 
 QTEST_APPLESS_MAIN(tst_AclManager)
