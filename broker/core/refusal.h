@@ -3,8 +3,8 @@
 // rule said no and the names and numbers the reply needs. Core never writes the sentence; the
 // handlers and the admin commands turn a Refusal into its line (handlers/refusalreplies.h).
 
-#include <optional>
 #include <utility>
+#include <variant>
 
 #include <QString>
 
@@ -56,26 +56,22 @@ struct Refusal
 template <typename T> class [[nodiscard]] Outcome
 {
 public:
-    Outcome(T value) : m_value(std::move(value)) {}
-    Outcome(Refusal refusal) : m_refusal(std::move(refusal)) {}
+    Outcome(T value) : m_state(std::in_place_index<0>, std::move(value)) {}
+    Outcome(Refusal refusal) : m_state(std::in_place_index<1>, std::move(refusal)) {}
     // Storage's failures keep storage's text (the database's), as StorageFailed.
     template <typename U> static Outcome refusedBy(const Result<U> &failed)
     {
         return Refusal::storageFailed(failed.error());
     }
 
-    bool ok() const { return m_value.has_value(); }
+    bool ok() const { return m_state.index() == 0; }
     explicit operator bool() const { return ok(); }
-    const T &value() const & { return *m_value; }
-    T &value() & { return *m_value; }
-    T &&value() && { return std::move(*m_value); }
-    const T *operator->() const { return &*m_value; }
-    T *operator->() { return &*m_value; }
-    const Refusal &refusal() const { return *m_refusal; }
+    const T &value() const { return std::get<0>(m_state); }
+    const T *operator->() const { return &value(); }
+    const Refusal &refusal() const { return std::get<1>(m_state); }
 
 private:
-    std::optional<T> m_value;
-    std::optional<Refusal> m_refusal;
+    std::variant<T, Refusal> m_state;
 };
 
 // Success or a Refusal, for calls that return nothing on success.
