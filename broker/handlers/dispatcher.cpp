@@ -72,7 +72,8 @@ void Dispatcher::dispatch(Session &session, const protocol::Request &request, co
     if (!AclManager::mayRun(who.roles, request.command)) {
         qCInfo(lcAcl, "%s (%s) denied %s", qPrintable(who.cn), qPrintable(rolesToString(who.roles)),
                protocol::commandName(request.command));
-        return reply.send(handlers::refusalLine(AclManager::commandDenied(who.roles, request.command)));
+        return reply.send(
+            handlers::refusalLine(AclManager::commandDenied(who.roles, request.command)));
     }
     if (m_services.rateLimiter && !exemptFromRateLimit(session, request)) {
         const int publishCost = request.command == Command::Publish ? 1 : 0;
