@@ -78,46 +78,39 @@ bool AclManager::mayRun(Roles roles, Command command)
     return (roles & rolesAllowed(command)) != 0;
 }
 
-QString AclManager::commandDenied(Roles roles, Command command)
+Refusal AclManager::commandDenied(Roles roles, Command command)
 {
-    return QStringLiteral("Permission denied: '%1' is not allowed for role %2")
-        .arg(QLatin1String(protocol::commandName(command)), rolesToString(roles));
+    return Refusal::of(Refusal::Kind::CommandDenied,
+                       QString::fromLatin1(protocol::commandName(command)), rolesToString(roles));
 }
 
-Status AclManager::mayUseQueue(Roles roles, const QString &cn, const QString &queue)
+Verdict AclManager::mayUseQueue(Roles roles, const QString &cn, const QString &queue)
 {
     if (roles & Role::Admin)
-        return success();
+        return accepted();
     if ((roles & Role::Receiver) && queue.startsWith(cn + u'_') && queue.size() > cn.size() + 1)
-        return success();
-    return failure(QStringLiteral("Permission denied: queue '%1' is outside the namespace of %2 "
-                                  "(receivers use queues named '%2_...')")
-                       .arg(queue, cn));
+        return accepted();
+    return Refusal::of(Refusal::Kind::QueueOutsideNamespace, queue, cn);
 }
 
-Status AclManager::mayBindRoutingKey(Roles roles, const QString &cn, const QString &routingKey)
+Verdict AclManager::mayBindRoutingKey(Roles roles, const QString &cn, const QString &routingKey)
 {
     if (roles & Role::Admin)
-        return success();
+        return accepted();
     // "{cn}" or "{cn}_...": a bare prefix match would let receiver_1 bind receiver_10's keys.
     if ((roles & Role::Receiver) && (routingKey == cn || routingKey.startsWith(cn + u'_')))
-        return success();
-    return failure(
-        QStringLiteral("Permission denied: routing key '%1' must be %2 or start with %2_")
-            .arg(routingKey, cn));
+        return accepted();
+    return Refusal::of(Refusal::Kind::RoutingKeyOutsideNamespace, routingKey, cn);
 }
 
-Status AclManager::mayBindToExchange(Roles roles, const QString &cn, const QString &exchange,
-                                     const QString &exchangeType, const QString &creator,
-                                     const QString &bindingKey)
+Verdict AclManager::mayBindToExchange(Roles roles, const QString &cn, const QString &exchange,
+                                      const QString &exchangeType, const QString &creator,
+                                      const QString &bindingKey)
 {
     if (roles & Role::Admin)
-        return success();
-    if (exchangeType == QLatin1String("fanout") && creator != cn) {
-        return failure(QStringLiteral("Permission denied: fanout exchange '%1' takes bindings "
-                                      "from its creator %2 only")
-                           .arg(exchange, creator));
-    }
+        return accepted();
+    if (exchangeType == QLatin1String("fanout") && creator != cn)
+        return Refusal::of(Refusal::Kind::FanoutCreatorOnly, exchange, creator);
     if (exchangeType == QLatin1String("topic")) {
         // The key starts with the CN (mayBindRoutingKey); a CN with dots spans several words,
         // none of which may be a wildcard ("a.#" binding its own CN "a.#" would match "a.b_x").
@@ -127,25 +120,22 @@ Status AclManager::mayBindToExchange(Roles roles, const QString &cn, const QStri
             if (end < 0)
                 end = bindingKey.size();
             const QStringView word = QStringView(bindingKey).mid(start, end - start);
-            if (word == u"*" || word == u"#") {
-                return failure(QStringLiteral("Permission denied: topic pattern '%1' must "
-                                              "start with the literal words of %2")
-                                   .arg(bindingKey, cn));
-            }
+            if (word == u"*" || word == u"#")
+                return Refusal::of(Refusal::Kind::TopicPatternWildcard, bindingKey, cn);
             start = end + 1;
         }
     }
-    return success();
+    return accepted();
 }
 
-Status AclManager::mayUseOwnedQueue(Roles roles, const QString &cn, const QString &queue,
-                                    const QString &owner)
+Verdict AclManager::mayUseOwnedQueue(Roles roles, const QString &cn, const QString &queue,
+                                     const QString &owner)
 {
     if ((roles & Role::Admin) || owner.isEmpty() || owner == cn)
-        return success();
+        return accepted();
     if (!queue.startsWith(owner + u'_'))
-        return success(); // not declared inside its declarer's namespace: an admin's
-    return failure(QStringLiteral("Permission denied: queue '%1' belongs to %2").arg(queue, owner));
+        return accepted(); // not declared inside its declarer's namespace: an admin's
+    return Refusal::of(Refusal::Kind::QueueOwnedByOther, queue, owner);
 }
 
 } // namespace cmq

@@ -7,8 +7,8 @@
 #include <QString>
 
 #include "config/config.h"
+#include "core/refusal.h"
 #include "protocol/request.h"
-#include "util/result.h"
 
 namespace cmq {
 
@@ -35,27 +35,27 @@ public:
     static bool mayRun(Roles roles, protocol::Command command);
 
     // Resource rules for receivers (admins pass): a queue must be named "{cn}_...", a routing
-    // key must be the CN or start with "{cn}_". Errors are the text after "Error: ".
-    static Status mayUseQueue(Roles roles, const QString &cn, const QString &queue);
-    static Status mayBindRoutingKey(Roles roles, const QString &cn, const QString &routingKey);
+    // key must be the CN or start with "{cn}_". A refusal names the rule (Refusal::Kind).
+    static Verdict mayUseQueue(Roles roles, const QString &cn, const QString &queue);
+    static Verdict mayBindRoutingKey(Roles roles, const QString &cn, const QString &routingKey);
     // The rules a binding to a fanout or topic exchange adds (after mayBindRoutingKey): a
     // topic pattern may not use `*` or `#` for a word of the CN prefix, so it matches keys
     // inside the receiver's namespace only; a fanout exchange takes bindings from its creator
     // (and admins) only, the creator choosing which queues get its copies.
-    static Status mayBindToExchange(Roles roles, const QString &cn, const QString &exchange,
-                                    const QString &exchangeType, const QString &creator,
-                                    const QString &bindingKey);
+    static Verdict mayBindToExchange(Roles roles, const QString &cn, const QString &exchange,
+                                     const QString &exchangeType, const QString &creator,
+                                     const QString &bindingKey);
 
     // The owner rule, for a queue that exists (after mayUseQueue): a queue a receiver declared
     // inside its own namespace stays that receiver's, even if an ACL change later gives another
     // CN a namespace covering it. Admins pass; a queue an admin declared (or one with no
     // recorded owner) is held to the namespace rule alone, so an admin may provision a
     // receiver's queue for it.
-    static Status mayUseOwnedQueue(Roles roles, const QString &cn, const QString &queue,
-                                   const QString &owner);
+    static Verdict mayUseOwnedQueue(Roles roles, const QString &cn, const QString &queue,
+                                    const QString &owner);
 
-    // The denial text for a command, after "Error: ".
-    static QString commandDenied(Roles roles, protocol::Command command);
+    // The refusal of a command the roles may not run.
+    static Refusal commandDenied(Roles roles, protocol::Command command);
 
 private:
     QSet<QString> m_senders;

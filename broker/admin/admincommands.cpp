@@ -9,6 +9,7 @@
 #include "admin/auditlog.h"
 #include "admin/snapshot.h"
 #include "core/router.h"
+#include "handlers/refusalreplies.h"
 #include "metrics/brokermetrics.h"
 #include "net/session.h"
 #include "protocol/replies.h"
@@ -101,8 +102,7 @@ void AdminCommands::execute(AdminSession &session, const admin::AdminRequest &re
     case AdminCommand::DeadLetters: {
         Queue *queue = m_context.router.queues().value(request.queue);
         if (!queue)
-            return session.sendReply(
-                errorLine(QStringLiteral("Queue '%1' not found").arg(request.queue)));
+            return session.sendReply(handlers::refusalLine(Refusal::queueNotFound(request.queue)));
         return session.sendReply(line(snapshot::deadLetters(*queue, request.count)));
     }
     case AdminCommand::QueueMessages:
@@ -145,12 +145,11 @@ void AdminCommands::watchDue(AdminSession &session)
 void AdminCommands::purge(AdminSession &session, const QString &queue)
 {
     QPointer<AdminSession> guard(&session);
-    m_context.router.purgeQueue(queue, [this, guard, queue](Result<qint64> purged) {
+    m_context.router.purgeQueue(queue, [this, guard, queue](Outcome<qint64> purged) {
         if (!guard)
             return;
         if (!purged)
-            return finishAction(*guard, "purge", queue, "error", purged.error(),
-                                errorLine(purged.error()));
+            return refused(*guard, "purge", queue, purged.refusal());
         finishAction(*guard, "purge", queue, "ok", QStringLiteral("purged=%1").arg(purged.value()),
                      line(QJsonObject{{QStringLiteral("ok"), true},
                                       {QStringLiteral("action"), QStringLiteral("purge")},
@@ -162,12 +161,11 @@ void AdminCommands::purge(AdminSession &session, const QString &queue)
 void AdminCommands::requeue(AdminSession &session, const QString &queue, int max)
 {
     QPointer<AdminSession> guard(&session);
-    m_context.router.requeueDeadLetters(queue, max, [this, guard, queue](Result<qint64> moved) {
+    m_context.router.requeueDeadLetters(queue, max, [this, guard, queue](Outcome<qint64> moved) {
         if (!guard)
             return;
         if (!moved)
-            return finishAction(*guard, "requeue", queue, "error", moved.error(),
-                                errorLine(moved.error()));
+            return refused(*guard, "requeue", queue, moved.refusal());
         finishAction(*guard, "requeue", queue, "ok",
                      QStringLiteral("requeued=%1").arg(moved.value()),
                      line(QJsonObject{{QStringLiteral("ok"), true},
@@ -181,12 +179,11 @@ void AdminCommands::deleteQueue(AdminSession &session, const QString &queue)
 {
     QPointer<AdminSession> guard(&session);
     m_context.router.deleteQueue(
-        queue, [this, guard, queue](Result<Router::DeleteOutcome> deleted) {
+        queue, [this, guard, queue](Outcome<Router::DeleteOutcome> deleted) {
             if (!guard)
                 return;
             if (!deleted)
-                return finishAction(*guard, "delete_queue", queue, "error", deleted.error(),
-                                    errorLine(deleted.error()));
+                return refused(*guard, "delete_queue", queue, deleted.refusal());
             const Router::DeleteOutcome &d = deleted.value();
             finishAction(
                 *guard, "delete_queue", queue, "ok",
@@ -285,6 +282,14 @@ void AdminCommands::finishAction(AdminSession &session, const char *action, cons
         if (guard)
             guard->sendReply(reply);
     });
+}
+
+void AdminCommands::refused(AdminSession &session, const char *action, const QString &target,
+                            const Refusal &refusal)
+{
+    const QByteArray text = handlers::refusalText(refusal);
+    finishAction(session, action, target, "error", QString::fromUtf8(text),
+                 protocol::reply::error(text));
 }
 
 void AdminCommands::audit(AdminSession &session, int count)

@@ -6,6 +6,7 @@
 
 #include "admin/admincontext.h"
 #include "admin/adminrequest.h"
+#include "core/refusal.h"
 
 namespace cmq {
 
@@ -29,6 +30,9 @@ private:
     // reply waits for the database to have the record.
     void finishAction(AdminSession &session, const char *action, const QString &target,
                       const char *result, const QString &detail, const QByteArray &reply);
+    // finishAction with "error": the refusal's text as the audit detail, its line as the reply.
+    void refused(AdminSession &session, const char *action, const QString &target,
+                 const Refusal &refusal);
     void audit(AdminSession &session, int count);
     void reload(AdminSession &session);
     void purge(AdminSession &session, const QString &queue);

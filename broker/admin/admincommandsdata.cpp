@@ -13,6 +13,7 @@
 #include "admin/definitions.h"
 #include "core/exchangetype.h"
 #include "core/router.h"
+#include "handlers/refusalreplies.h"
 #include "storage/messagelisting.h"
 
 namespace cmq {
@@ -56,9 +57,16 @@ struct StepRunner : std::enable_shared_from_this<StepRunner>
         if (next == steps.size())
             return finished();
         const Step &step = steps[next++];
-        step([self = shared_from_this()](Status) { self->run(); });
+        step([self = shared_from_this()](const Verdict &) { self->run(); });
     }
 };
+
+// "<what>: <why>", one of the import's errors.
+QString refusalNote(const QString &what, const Verdict &refused)
+{
+    return QStringLiteral("%1: %2").arg(
+        what, QString::fromUtf8(handlers::refusalText(refused.refusal())));
+}
 
 } // namespace
 
@@ -113,11 +121,11 @@ void AdminCommands::importDefinitions(AdminSession &session, const QByteArray &j
     Router &router = m_context.router;
     // Each step counts itself or notes why not; one failure does not stop the others.
     const auto counted = [tally](int Tally::*field, const QString &what, Router::Done done) {
-        return [tally, field, what, done](Status st) {
+        return [tally, field, what, done](Verdict st) {
             if (st)
                 ++(*tally.*field);
             else
-                tally->errors << QStringLiteral("%1: %2").arg(what, st.error());
+                tally->errors << refusalNote(what, st);
             done(st);
         };
     };
@@ -134,9 +142,9 @@ void AdminCommands::importDefinitions(AdminSession &session, const QByteArray &j
         runner->steps << [&router, q, counted, tally](Router::Done done) {
             const QString what = QStringLiteral("queue ") + q.name;
             router.declareQueue(
-                q.name, q.owner, [&router, q, what, counted, tally, done](Status st) {
+                q.name, q.owner, [&router, q, what, counted, tally, done](Verdict st) {
                     if (!st) {
-                        tally->errors << QStringLiteral("%1: %2").arg(what, st.error());
+                        tally->errors << refusalNote(what, st);
                         return done(st);
                     }
                     DeadLetterPolicyChange deadLetter;

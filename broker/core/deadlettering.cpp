@@ -179,7 +179,7 @@ void DeliveryEngine::append(Queue *queue, ReadyMessage message)
 }
 
 void DeliveryEngine::requeueDeadLetters(Queue *queue, qint64 max,
-                                        std::function<void(Result<qint64>)> done)
+                                        std::function<void(Outcome<qint64>)> done)
 {
     // Out of the dead-letter queue now, so no consumer gets them meanwhile; in order.
     std::deque<ReadyMessage> kept;
@@ -202,11 +202,11 @@ void DeliveryEngine::requeueDeadLetters(Queue *queue, qint64 max,
     // All of them: those of the backlog too, moved in the database without paging them in.
     // Issued after the window's moves, so its result comes after theirs.
     if (max <= 0 && queue->backlog.messages > 0) {
-        auto windowResult = std::make_shared<Result<qint64>>(qint64(0));
+        auto windowResult = std::make_shared<Outcome<qint64>>(qint64(0));
         requeueWindowDeadLetters(queue, std::move(moving), std::move(moves),
-                                 [windowResult](Result<qint64> r) { *windowResult = r; });
+                                 [windowResult](Outcome<qint64> r) { *windowResult = r; });
         return requeueBacklogDeadLetters(
-            queue, [windowResult, done = std::move(done)](Result<qint64> backlog) {
+            queue, [windowResult, done = std::move(done)](Outcome<qint64> backlog) {
                 if (!*windowResult)
                     return done(*windowResult);
                 if (!backlog)
@@ -219,7 +219,7 @@ void DeliveryEngine::requeueDeadLetters(Queue *queue, qint64 max,
 
 void DeliveryEngine::requeueWindowDeadLetters(Queue *queue, QList<ReadyMessage> moving,
                                               QList<storage::EntryMove> moves,
-                                              std::function<void(Result<qint64>)> done)
+                                              std::function<void(Outcome<qint64>)> done)
 {
     if (moves.isEmpty())
         return done(qint64(0));
@@ -236,7 +236,7 @@ void DeliveryEngine::requeueWindowDeadLetters(Queue *queue, QList<ReadyMessage> 
                     m_live.release(it->message->id);
                 }
             }
-            return done(Result<qint64>::failure(status.error()));
+            return done(Outcome<qint64>::refusedBy(status));
         }
         QSet<Queue *> joined;
         for (const ReadyMessage &ready : moving) {
@@ -258,7 +258,7 @@ void DeliveryEngine::requeueWindowDeadLetters(Queue *queue, QList<ReadyMessage> 
 }
 
 void DeliveryEngine::requeueBacklogDeadLetters(Queue *queue,
-                                               std::function<void(Result<qint64>)> done)
+                                               std::function<void(Outcome<qint64>)> done)
 {
     const QString from = queue->name();
     const quint64 ticket = m_pager.beginBacklogMove(queue);
@@ -269,7 +269,7 @@ void DeliveryEngine::requeueBacklogDeadLetters(Queue *queue,
             if (!moved) {
                 if (source)
                     m_pager.endBacklogMove(source, ticket, 0, 0);
-                return done(Result<qint64>::failure(moved.error()));
+                return done(Outcome<qint64>::refusedBy(moved));
             }
             qint64 messages = 0;
             qint64 bytes = 0;

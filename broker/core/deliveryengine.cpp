@@ -199,16 +199,16 @@ void DeliveryEngine::deliver(Queue *queue, Endpoint *endpoint, Consumer *consume
     m_pager.refill(queue);
 }
 
-Status DeliveryEngine::consume(Endpoint *endpoint, const QString &queueName, bool withMeta)
+Verdict DeliveryEngine::consume(Endpoint *endpoint, const QString &queueName, bool withMeta)
 {
     Queue *queue = m_topology.queue(queueName);
     if (!queue)
-        return failure(QStringLiteral("Queue '%1' not found").arg(queueName));
+        return Refusal::queueNotFound(queueName);
     EndpointState &state = stateFor(endpoint);
     for (Consumer *existing : std::as_const(state.consumers)) {
         if (existing->queue == queue) {
             existing->withMeta = withMeta; // already subscribed: only the form may change
-            return success();
+            return accepted();
         }
     }
     auto *consumer = new Consumer{endpoint, queue, state.prefetch, 0, withMeta};
@@ -223,26 +223,27 @@ Status DeliveryEngine::consume(Endpoint *endpoint, const QString &queueName, boo
                 dispatch(q);
         },
         Qt::QueuedConnection);
-    return success();
+    return accepted();
 }
 
 void DeliveryEngine::declareAndConsume(Endpoint *endpoint, const QString &queue,
                                        const QString &owner, bool withMeta,
-                                       std::function<void(Status)> done)
+                                       std::function<void(Verdict)> done)
 {
     // The ticket lives in the endpoint's state, which endpointClosed() erases: a declare that
     // commits after the close finds no ticket (even if a new connection reuses the address).
     const quint64 ticket = ++m_consumeTicket;
     stateFor(endpoint).pendingConsumes.insert(ticket);
     m_topology.declareQueue(
-        queue, owner, [this, endpoint, queue, ticket, withMeta, done = std::move(done)](Status st) {
+        queue, owner,
+        [this, endpoint, queue, ticket, withMeta, done = std::move(done)](Verdict st) {
             const auto stateIt = m_endpoints.find(endpoint);
             const bool open =
                 stateIt != m_endpoints.end() && stateIt->pendingConsumes.remove(ticket);
             if (!st)
                 return done(st);
             if (!open)
-                return done(failure(QStringLiteral("Connection closed before the subscription")));
+                return done(Refusal::of(Refusal::Kind::ClosedBeforeSubscribe));
             done(consume(endpoint, queue, withMeta));
         });
 }

@@ -20,6 +20,7 @@
 #include "core/message.h"
 #include "core/queue.h"
 #include "core/queuepager.h"
+#include "core/refusal.h"
 #include "storage/routerstore.h" // EntryMove
 #include "util/result.h"
 
@@ -74,18 +75,18 @@ public:
     void dispatch(Queue *queue);
 
     // `withMeta`: each delivery goes out with its "Meta:" line (consume ... with-meta).
-    Status consume(Endpoint *endpoint, const QString &queue, bool withMeta = false);
+    Verdict consume(Endpoint *endpoint, const QString &queue, bool withMeta = false);
     // consume of a queue that does not exist yet: declares it (owned by `owner`), then
     // subscribes, unless the endpoint closed meanwhile (then `done` gets a failure and no
     // consumer is registered: it would outlive its connection).
     void declareAndConsume(Endpoint *endpoint, const QString &queue, const QString &owner,
-                           bool withMeta, std::function<void(Status)> done);
+                           bool withMeta, std::function<void(Verdict)> done);
     // The head of the queue, delivered to `endpoint` (awaiting its ack), if anything is ready.
     std::optional<ReadyMessage> fetch(Endpoint *endpoint, const QString &queue);
-    Status ack(Endpoint *endpoint, const QByteArray &messageId);
+    Verdict ack(Endpoint *endpoint, const QByteArray &messageId);
     // True when `messageId` was delivered to this endpoint and awaits its ack or nack.
     bool awaitsAck(Endpoint *endpoint, const QByteArray &messageId) const;
-    Status nack(Endpoint *endpoint, const QByteArray &messageId, bool requeue);
+    Verdict nack(Endpoint *endpoint, const QByteArray &messageId, bool requeue);
     void setPrefetch(Endpoint *endpoint, int prefetch);
 
     enum class ResendOutcome { Requested, Unauthorized, NotFound };
@@ -110,7 +111,7 @@ public:
     // Admin: sends up to `max` of the dead letters ready in `queue`'s window, or all of them
     // (0, the backlog's in the database too), back to the queues they came from, once stored
     // (core/deadlettering.cpp); `done` gets how many.
-    void requeueDeadLetters(Queue *queue, qint64 max, std::function<void(Result<qint64>)> done);
+    void requeueDeadLetters(Queue *queue, qint64 max, std::function<void(Outcome<qint64>)> done);
     // Start-up, after restore(): the dead-letter records of the restored entries.
     void restoreDeadLetters(const QList<storage::DeadLetterEntry> &records);
 
@@ -129,8 +130,8 @@ private:
     // window, and those of the backlog, moved in the database only.
     void requeueWindowDeadLetters(Queue *queue, QList<ReadyMessage> moving,
                                   QList<storage::EntryMove> moves,
-                                  std::function<void(Result<qint64>)> done);
-    void requeueBacklogDeadLetters(Queue *queue, std::function<void(Result<qint64>)> done);
+                                  std::function<void(Outcome<qint64>)> done);
+    void requeueBacklogDeadLetters(Queue *queue, std::function<void(Outcome<qint64>)> done);
     struct EndpointState
     {
         int prefetch = 0;
@@ -145,8 +146,8 @@ private:
     void deliver(Queue *queue, Endpoint *endpoint, Consumer *consumer, const ReadyMessage &ready);
     // Removes a delivery from every index; the caller decides where the message goes next.
     Delivery takeDelivery(Queue *queue, const QByteArray &messageId);
-    // The queue a delivery to `endpoint` came from, or null with the refusal in `error`.
-    Queue *awaitingQueue(Endpoint *endpoint, const QByteArray &messageId, Status *error) const;
+    // The queue a delivery to `endpoint` came from; null when it awaits no ack from it.
+    Queue *awaitingQueue(Endpoint *endpoint, const QByteArray &messageId) const;
     void requeueFront(Queue *queue, QList<Delivery> deliveries);
     // Takes the head of the ready messages out for good (evicted or expired: stored alike,
     // or dead-lettered when the queue asks for it).

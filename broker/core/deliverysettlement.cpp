@@ -34,26 +34,24 @@ Delivery DeliveryEngine::takeDelivery(Queue *queue, const QByteArray &messageId)
     return delivery;
 }
 
-Queue *DeliveryEngine::awaitingQueue(Endpoint *endpoint, const QByteArray &messageId,
-                                     Status *error) const
+Queue *DeliveryEngine::awaitingQueue(Endpoint *endpoint, const QByteArray &messageId) const
 {
     const auto stateIt = m_endpoints.constFind(endpoint);
     const QList<Queue *> queues =
         stateIt == m_endpoints.cend() ? QList<Queue *>{} : stateIt->unacked.value(messageId);
-    if (!queues.isEmpty())
-        return queues.first();
-    *error = failure(QStringLiteral("Message %1 is not awaiting acknowledgement from this "
-                                    "connection")
-                         .arg(QString::fromUtf8(messageId)));
-    return nullptr;
+    return queues.isEmpty() ? nullptr : queues.first();
 }
 
-Status DeliveryEngine::ack(Endpoint *endpoint, const QByteArray &messageId)
+static Refusal notAwaitingAck(const QByteArray &messageId)
 {
-    Status refused = success();
-    Queue *queue = awaitingQueue(endpoint, messageId, &refused);
+    return Refusal::of(Refusal::Kind::NotAwaitingAck, QString::fromUtf8(messageId));
+}
+
+Verdict DeliveryEngine::ack(Endpoint *endpoint, const QByteArray &messageId)
+{
+    Queue *queue = awaitingQueue(endpoint, messageId);
     if (!queue)
-        return refused;
+        return notAwaitingAck(messageId);
     const Delivery delivery = takeDelivery(queue, messageId);
     queue->addBytes(-delivery.message->envelope.size());
     ++queue->counters.acknowledged;
@@ -61,7 +59,7 @@ Status DeliveryEngine::ack(Endpoint *endpoint, const QByteArray &messageId)
     m_store.markAcknowledged(queue->name(), messageId);
     m_live.release(messageId);
     dispatch(queue); // prefetch room freed
-    return success();
+    return accepted();
 }
 
 bool DeliveryEngine::awaitsAck(Endpoint *endpoint, const QByteArray &messageId) const
@@ -70,12 +68,11 @@ bool DeliveryEngine::awaitsAck(Endpoint *endpoint, const QByteArray &messageId) 
     return stateIt != m_endpoints.cend() && stateIt->unacked.contains(messageId);
 }
 
-Status DeliveryEngine::nack(Endpoint *endpoint, const QByteArray &messageId, bool requeue)
+Verdict DeliveryEngine::nack(Endpoint *endpoint, const QByteArray &messageId, bool requeue)
 {
-    Status refused = success();
-    Queue *queue = awaitingQueue(endpoint, messageId, &refused);
+    Queue *queue = awaitingQueue(endpoint, messageId);
     if (!queue)
-        return refused;
+        return notAwaitingAck(messageId);
     Delivery delivery = takeDelivery(queue, messageId);
     if (requeue) {
         requeueFront(queue, {delivery});
@@ -88,7 +85,7 @@ Status DeliveryEngine::nack(Endpoint *endpoint, const QByteArray &messageId, boo
                DeadLetterReason::Rejected);
     }
     dispatch(queue);
-    return success();
+    return accepted();
 }
 
 void DeliveryEngine::requeueFront(Queue *queue, QList<Delivery> deliveries)

@@ -55,7 +55,7 @@ void Router::setQueuePolicy(const QString &queue, qint64 maxLength, const QStrin
 {
     m_topology.setQueuePolicy(
         queue, maxLength, overflow, messageTtlMs,
-        [this, done = std::move(done)](Status status, Queue *target) {
+        [this, done = std::move(done)](Verdict verdict, Queue *target) {
             if (target) {
                 if (!target->rejectsWhenFull())
                     m_delivery.evictForRoom(target, 0, 0);
@@ -69,41 +69,40 @@ void Router::setQueuePolicy(const QString &queue, qint64 maxLength, const QStrin
                        qlonglong(dl.deliveryLimit),
                        dl.onOverflow ? ", overflow dead-lettered" : "");
             }
-            done(status);
+            done(verdict);
         },
         deadLetter);
 }
 
-void Router::purgeQueue(const QString &name, std::function<void(Result<qint64>)> done)
+void Router::purgeQueue(const QString &name, std::function<void(Outcome<qint64>)> done)
 {
     if (!m_topology.queue(name))
-        return done(Result<qint64>::failure(QStringLiteral("Queue '%1' not found").arg(name)));
+        return done(Refusal::queueNotFound(name));
     // Storage runs this after every publish issued before it, and hands results back in
     // order, so whatever is ready in memory when `done` runs is exactly what it deleted.
     m_storage.purgeQueue(name, [this, name, done = std::move(done)](Status status) {
         if (!status)
-            return done(Result<qint64>::failure(status.error()));
+            return done(Outcome<qint64>::refusedBy(status));
         Queue *queue = m_topology.queue(name);
         if (!queue)
-            return done(Result<qint64>::failure(QStringLiteral("Queue '%1' not found").arg(name)));
+            return done(Refusal::queueNotFound(name));
         const qint64 purged = m_delivery.purgeReady(queue);
         qCInfo(lcRouter, "purged %lld ready messages from %s", qlonglong(purged), qPrintable(name));
         done(purged);
     });
 }
 
-void Router::deleteQueue(const QString &name, std::function<void(Result<DeleteOutcome>)> done)
+void Router::deleteQueue(const QString &name, std::function<void(Outcome<DeleteOutcome>)> done)
 {
-    using R = Result<DeleteOutcome>;
     if (!m_topology.queue(name))
-        return done(R::failure(QStringLiteral("Queue '%1' not found").arg(name)));
+        return done(Refusal::queueNotFound(name));
     m_storage.deleteQueue(name, [this, name, done = std::move(done)](Status status) {
         if (!status)
-            return done(R::failure(status.error()));
+            return done(Outcome<DeleteOutcome>::refusedBy(status));
         DeleteOutcome outcome;
         const std::unique_ptr<Queue> queue = m_topology.takeQueue(name, &outcome.bindingsRemoved);
         if (!queue)
-            return done(R::failure(QStringLiteral("Queue '%1' not found").arg(name)));
+            return done(Refusal::queueNotFound(name));
         const DeliveryEngine::Forgotten forgotten = m_delivery.forgetQueue(queue.get());
         outcome.messagesDropped = forgotten.messagesDropped;
         outcome.consumersCancelled = forgotten.consumersCancelled;
@@ -115,11 +114,11 @@ void Router::deleteQueue(const QString &name, std::function<void(Result<DeleteOu
 }
 
 void Router::requeueDeadLetters(const QString &name, qint64 max,
-                                std::function<void(Result<qint64>)> done)
+                                std::function<void(Outcome<qint64>)> done)
 {
     Queue *queue = m_topology.queue(name);
     if (!queue)
-        return done(Result<qint64>::failure(QStringLiteral("Queue '%1' not found").arg(name)));
+        return done(Refusal::queueNotFound(name));
     m_delivery.requeueDeadLetters(queue, max, std::move(done));
 }
 

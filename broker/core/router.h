@@ -16,6 +16,7 @@
 #include "core/publishcoordinator.h"
 #include "core/publishoutcome.h"
 #include "core/queue.h"
+#include "core/refusal.h"
 #include "core/routerstats.h"
 #include "core/topology.h"
 #include "limits/memorybudget.h"
@@ -42,7 +43,7 @@ public:
     // Start-up: rebuild topology and queued messages from the database.
     void restore(const storage::RecoveredState &state);
 
-    using Done = std::function<void(Status)>;
+    using Done = std::function<void(Verdict)>;
     void declareExchange(const QString &name, const QString &creator, Done done,
                          const ExchangeType &type = defaultExchangeType())
     {
@@ -73,7 +74,7 @@ public:
 
     bool hasQueue(const QString &name) const { return m_topology.queue(name) != nullptr; }
     // `withMeta`: deliveries go out with their "Meta:" line (consume ... with-meta).
-    Status consume(Endpoint *endpoint, const QString &queue, bool withMeta = false)
+    Verdict consume(Endpoint *endpoint, const QString &queue, bool withMeta = false)
     {
         return m_delivery.consume(endpoint, queue, withMeta);
     }
@@ -90,7 +91,7 @@ public:
     {
         return m_delivery.fetch(endpoint, queue);
     }
-    Status ack(Endpoint *endpoint, const QByteArray &messageId)
+    Verdict ack(Endpoint *endpoint, const QByteArray &messageId)
     {
         return m_delivery.ack(endpoint, messageId);
     }
@@ -99,7 +100,7 @@ public:
     {
         return m_delivery.awaitsAck(endpoint, messageId);
     }
-    Status nack(Endpoint *endpoint, const QByteArray &messageId, bool requeue)
+    Verdict nack(Endpoint *endpoint, const QByteArray &messageId, bool requeue)
     {
         return m_delivery.nack(endpoint, messageId, requeue);
     }
@@ -144,12 +145,12 @@ public:
         qint64 consumersCancelled = 0;
         qint64 bindingsRemoved = 0;
     };
-    void purgeQueue(const QString &name, std::function<void(Result<qint64>)> done);
-    void deleteQueue(const QString &name, std::function<void(Result<DeleteOutcome>)> done);
+    void purgeQueue(const QString &name, std::function<void(Outcome<qint64>)> done);
+    void deleteQueue(const QString &name, std::function<void(Outcome<DeleteOutcome>)> done);
     // Sends up to `max` (0 = all) of the dead letters ready in `queue` back to the queues they
     // were dead-lettered from (one storage transaction); `done` gets how many.
     void requeueDeadLetters(const QString &queue, qint64 max,
-                            std::function<void(Result<qint64>)> done);
+                            std::function<void(Outcome<qint64>)> done);
 
     // The parts, for their unit tests.
     Topology &topology() { return m_topology; }

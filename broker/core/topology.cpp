@@ -81,16 +81,13 @@ Queue *Topology::addQueue(const storage::QueueRecord &record)
     return slot;
 }
 
-Status Topology::checkQuota(const QString &cn, int Holdings::*what, int limit,
-                            const char *noun) const
+Verdict Topology::checkQuota(const QString &cn, int Holdings::*what, int limit,
+                             Refusal::Kind refused) const
 {
     // Counts what is committed; declares still in flight may pass it by a few.
     if (m_holdings.value(cn).*what < limit)
-        return success();
-    return failure(QStringLiteral("%1 quota of '%2' reached (%3 %4s)")
-                       .arg(QLatin1StringView(noun), cn)
-                       .arg(limit)
-                       .arg(QLatin1StringView(noun).toString().toLower()));
+        return accepted();
+    return Refusal::of(refused, {}, cn, {}, limit);
 }
 
 void Topology::declareExchange(const QString &name, const QString &creator, Done done,
@@ -100,27 +97,28 @@ void Topology::declareExchange(const QString &name, const QString &creator, Done
     // clients (CipherMQ_exchange) is declared by every receiver. The creator is recorded.
     if (const auto existing = m_exchanges.constFind(name); existing != m_exchanges.cend()) {
         if (existing->type == type.name())
-            return done(success());
-        return done(failure(QStringLiteral("Exchange '%1' exists with type %2, not %3")
-                                .arg(name, existing->type, type.name())));
+            return done(accepted());
+        return done(
+            Refusal::of(Refusal::Kind::ExchangeTypeMismatch, name, existing->type, type.name()));
     }
-    if (Status quota =
-            checkQuota(creator, &Holdings::exchanges, m_performance.maxExchangesPerCn, "Exchange");
+    if (Verdict quota = checkQuota(creator, &Holdings::exchanges, m_performance.maxExchangesPerCn,
+                                   Refusal::Kind::ExchangeQuotaReached);
         !quota)
         return done(quota);
     const storage::ExchangeRecord record{name, type.name(), creator};
     m_store.saveExchange(record, [this, record, done = std::move(done)](Status status) {
         if (status && !m_exchanges.contains(record.name))
             addExchange(ExchangeInfo{record.name, record.type, record.creator});
-        done(status);
+        done(verdictOf(status));
     });
 }
 
 void Topology::declareQueue(const QString &name, const QString &owner, Done done)
 {
     if (m_queues.contains(name))
-        return done(success());
-    if (Status quota = checkQuota(owner, &Holdings::queues, m_performance.maxQueuesPerCn, "Queue");
+        return done(accepted());
+    if (Verdict quota = checkQuota(owner, &Holdings::queues, m_performance.maxQueuesPerCn,
+                                   Refusal::Kind::QueueQuotaReached);
         !quota)
         return done(quota);
     storage::QueueRecord record;
@@ -132,7 +130,7 @@ void Topology::declareQueue(const QString &name, const QString &owner, Done done
     m_store.saveQueue(record, [this, record, done = std::move(done)](Status status) {
         if (status)
             addQueue(record);
-        done(status);
+        done(verdictOf(status));
     });
 }
 
@@ -140,33 +138,34 @@ void Topology::bind(const QString &queue, const QString &exchange, const QString
                     Done done)
 {
     if (!m_queues.contains(queue))
-        return done(failure(QStringLiteral("Queue '%1' not found").arg(queue)));
+        return done(Refusal::queueNotFound(queue));
     if (!m_exchanges.contains(exchange))
-        return done(failure(QStringLiteral("Exchange '%1' not found").arg(exchange)));
+        return done(Refusal::exchangeNotFound(exchange));
     if (m_bindings.value(exchange).value(routingKey).contains(queue))
-        return done(success());
-    if (Status quota = checkQuota(m_queues.value(queue)->owner(), &Holdings::bindings,
-                                  m_performance.maxBindingsPerCn, "Binding");
+        return done(accepted());
+    if (Verdict quota =
+            checkQuota(m_queues.value(queue)->owner(), &Holdings::bindings,
+                       m_performance.maxBindingsPerCn, Refusal::Kind::BindingQuotaReached);
         !quota)
         return done(quota);
     const storage::BindingRecord record{queue, exchange, routingKey};
     m_store.saveBinding(record, [this, record, done = std::move(done)](Status status) {
         if (status && m_queues.contains(record.queue))
             addBinding(record);
-        done(status);
+        done(verdictOf(status));
     });
 }
 
 void Topology::setQueuePolicy(const QString &queue, qint64 maxLength, const QString &overflow,
-                              qint64 messageTtlMs, std::function<void(Status, Queue *)> done,
+                              qint64 messageTtlMs, std::function<void(Verdict, Queue *)> done,
                               const DeadLetterPolicyChange &deadLetter)
 {
     const Queue *existing = m_queues.value(queue);
     if (!existing)
-        return done(failure(QStringLiteral("Queue '%1' not found").arg(queue)), nullptr);
+        return done(Refusal::queueNotFound(queue), nullptr);
     const DeadLetterPolicy dl = deadLetter.appliedTo(existing->deadLetterPolicy());
     if (dl.enabled() && !m_exchanges.contains(dl.exchange))
-        return done(failure(QStringLiteral("Exchange '%1' not found").arg(dl.exchange)), nullptr);
+        return done(Refusal::exchangeNotFound(dl.exchange), nullptr);
     const storage::QueueRecord record{queue,
                                       existing->owner(),
                                       maxLength,
@@ -183,7 +182,7 @@ void Topology::setQueuePolicy(const QString &queue, qint64 maxLength, const QStr
             target->setMessageTtlMs(record.messageTtlMs);
             target->setDeadLetterPolicy(deadLetterPolicyOf(record));
         }
-        done(status, target);
+        done(verdictOf(status), target);
     });
 }
 

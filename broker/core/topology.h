@@ -14,7 +14,7 @@
 #include "config/config.h"
 #include "core/exchangetype.h"
 #include "core/queue.h"
-#include "util/result.h"
+#include "core/refusal.h"
 
 namespace cmq {
 
@@ -43,7 +43,7 @@ public:
     // Start-up: exchanges, queues and bindings as stored (the queued messages are not ours).
     void restore(const storage::RecoveredState &state);
 
-    using Done = std::function<void(Status)>;
+    using Done = std::function<void(Verdict)>;
     // Re-declaring an exchange with its own type succeeds, whoever asks; with another type it
     // fails.
     void declareExchange(const QString &name, const QString &creator, Done done,
@@ -55,7 +55,7 @@ public:
     // (null when it did not).
     // `deadLetter` changes what it names of the queue's dead-letter settings.
     void setQueuePolicy(const QString &queue, qint64 maxLength, const QString &overflow,
-                        qint64 messageTtlMs, std::function<void(Status, Queue *)> done,
+                        qint64 messageTtlMs, std::function<void(Verdict, Queue *)> done,
                         const DeadLetterPolicyChange &deadLetter = {});
 
     Queue *queue(const QString &name) const { return m_queues.value(name); }
@@ -79,7 +79,8 @@ private:
         int exchanges = 0;
         int bindings = 0;
     };
-    Status checkQuota(const QString &cn, int Holdings::*what, int limit, const char *noun) const;
+    Verdict checkQuota(const QString &cn, int Holdings::*what, int limit,
+                       Refusal::Kind refused) const;
     void addExchange(const ExchangeInfo &info);
     void addBinding(const storage::BindingRecord &binding);
     Queue *addQueue(const storage::QueueRecord &record);

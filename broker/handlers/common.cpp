@@ -5,14 +5,14 @@
 
 namespace cmq::handlers {
 
-Status mayTouchQueue(const HandlerContext &ctx, const QString &queue)
+Verdict mayTouchQueue(const HandlerContext &ctx, const QString &queue)
 {
     const ClientIdentity &who = ctx.session.identity();
-    if (Status allowed = AclManager::mayUseQueue(who.roles, who.cn, queue); !allowed)
+    if (Verdict allowed = AclManager::mayUseQueue(who.roles, who.cn, queue); !allowed)
         return allowed;
     const Queue *existing = ctx.services.router.queues().value(queue);
     return existing ? AclManager::mayUseOwnedQueue(who.roles, who.cn, queue, existing->owner())
-                    : success();
+                    : accepted();
 }
 
 QByteArray errorLine(const Status &status)

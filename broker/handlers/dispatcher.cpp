@@ -73,7 +73,7 @@ void Dispatcher::dispatch(Session &session, const protocol::Request &request, co
         qCInfo(lcAcl, "%s (%s) denied %s", qPrintable(who.cn), qPrintable(rolesToString(who.roles)),
                protocol::commandName(request.command));
         return reply.send(
-            protocol::reply::error(AclManager::commandDenied(who.roles, request.command).toUtf8()));
+            handlers::refusalLine(AclManager::commandDenied(who.roles, request.command)));
     }
     if (m_services.rateLimiter && !exemptFromRateLimit(session, request)) {
         const int publishCost = request.command == Command::Publish ? 1 : 0;

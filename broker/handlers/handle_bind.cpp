@@ -11,19 +11,19 @@ void bind(const HandlerContext &ctx, const Request &request, const Reply &reply)
     const QString queue = QString::fromUtf8(request.args.at(0));
     const QString exchange = QString::fromUtf8(request.args.at(1));
     const QString routingKey = QString::fromUtf8(request.args.at(2));
-    if (Status allowed = mayTouchQueue(ctx, queue); !allowed)
-        return reply.send(errorLine(allowed));
-    if (Status allowed = AclManager::mayBindRoutingKey(who.roles, who.cn, routingKey); !allowed)
-        return reply.send(errorLine(allowed));
+    if (Verdict allowed = mayTouchQueue(ctx, queue); !allowed)
+        return reply.send(refusalLine(allowed));
+    if (Verdict allowed = AclManager::mayBindRoutingKey(who.roles, who.cn, routingKey); !allowed)
+        return reply.send(refusalLine(allowed));
     const auto &exchanges = ctx.services.router.exchanges();
     if (const auto info = exchanges.constFind(exchange); info != exchanges.cend()) {
-        if (Status allowed = AclManager::mayBindToExchange(who.roles, who.cn, exchange, info->type,
-                                                           info->creator, routingKey);
+        if (Verdict allowed = AclManager::mayBindToExchange(who.roles, who.cn, exchange, info->type,
+                                                            info->creator, routingKey);
             !allowed)
-            return reply.send(errorLine(allowed));
+            return reply.send(refusalLine(allowed));
     }
-    ctx.services.router.bind(queue, exchange, routingKey, [reply](Status status) {
-        reply.send(status ? protocol::reply::queueBound() : errorLine(status));
+    ctx.services.router.bind(queue, exchange, routingKey, [reply](Verdict status) {
+        reply.send(status ? protocol::reply::queueBound() : refusalLine(status));
     });
 }
 

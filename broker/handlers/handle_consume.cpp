@@ -7,8 +7,8 @@ namespace cmq::handlers {
 static void subscribe(Router &router, Session *session, const QString &queue, bool withMeta,
                       const Reply &reply)
 {
-    const Status status = router.consume(session, queue, withMeta);
-    reply.send(status ? protocol::reply::subscribed() : errorLine(status));
+    const Verdict status = router.consume(session, queue, withMeta);
+    reply.send(status ? protocol::reply::subscribed() : refusalLine(status));
 }
 
 void consume(const HandlerContext &ctx, const Request &request, const Reply &reply)
@@ -18,8 +18,8 @@ void consume(const HandlerContext &ctx, const Request &request, const Reply &rep
     const ClientIdentity &who = ctx.session.identity();
     const QString queue = QString::fromUtf8(request.args.at(0));
     const bool withMeta = request.args.size() > 1; // "with-meta", the parser's only second word
-    if (Status allowed = mayTouchQueue(ctx, queue); !allowed)
-        return reply.send(errorLine(allowed));
+    if (Verdict allowed = mayTouchQueue(ctx, queue); !allowed)
+        return reply.send(refusalLine(allowed));
     Router &router = ctx.services.router;
     if (router.hasQueue(queue))
         return subscribe(router, &ctx.session, queue, withMeta, reply);
@@ -27,8 +27,8 @@ void consume(const HandlerContext &ctx, const Request &request, const Reply &rep
     // subscribes once the declare commits, and not at all if this connection closed meanwhile.
     router.declareAndConsume(
         &ctx.session, queue, who.cn,
-        [reply](Status status) {
-            reply.send(status ? protocol::reply::subscribed() : errorLine(status));
+        [reply](Verdict status) {
+            reply.send(status ? protocol::reply::subscribed() : refusalLine(status));
         },
         withMeta);
 }

@@ -17,8 +17,8 @@ void declareExchange(const HandlerContext &ctx, const Request &request, const Re
         type = &defaultExchangeType();
     ctx.services.router.declareExchange(
         exchange, ctx.session.identity().cn,
-        [reply](Status status) {
-            reply.send(status ? protocol::reply::exchangeDeclared() : errorLine(status));
+        [reply](Verdict status) {
+            reply.send(status ? protocol::reply::exchangeDeclared() : refusalLine(status));
         },
         *type);
 }

@@ -8,10 +8,10 @@ void declareQueue(const HandlerContext &ctx, const Request &request, const Reply
 {
     const ClientIdentity &who = ctx.session.identity();
     const QString queue = QString::fromUtf8(request.args.at(0));
-    if (Status allowed = AclManager::mayUseQueue(who.roles, who.cn, queue); !allowed)
-        return reply.send(errorLine(allowed));
-    ctx.services.router.declareQueue(queue, who.cn, [reply](Status status) {
-        reply.send(status ? protocol::reply::queueDeclared() : errorLine(status));
+    if (Verdict allowed = AclManager::mayUseQueue(who.roles, who.cn, queue); !allowed)
+        return reply.send(refusalLine(allowed));
+    ctx.services.router.declareQueue(queue, who.cn, [reply](Verdict status) {
+        reply.send(status ? protocol::reply::queueDeclared() : refusalLine(status));
     });
 }
 

@@ -10,8 +10,8 @@ void fetch(const HandlerContext &ctx, const Request &request, const Reply &reply
 {
     // One message, if any; it awaits this connection's ack like a pushed delivery does.
     const QString queue = QString::fromUtf8(request.args.at(0));
-    if (Status allowed = mayTouchQueue(ctx, queue); !allowed)
-        return reply.send(errorLine(allowed));
+    if (Verdict allowed = mayTouchQueue(ctx, queue); !allowed)
+        return reply.send(refusalLine(allowed));
     const std::optional<ReadyMessage> fetched = ctx.services.router.fetch(&ctx.session, queue);
     if (!fetched)
         return reply.send(protocol::reply::noMessages());

@@ -9,8 +9,8 @@ void nack(const HandlerContext &ctx, const Request &request, const Reply &reply)
     // nack <id> [requeue|drop]; requeue is the default: losing a message takes asking.
     const QByteArray &messageId = request.args.at(0);
     const bool requeue = request.args.size() < 2 || request.args.at(1) != "drop";
-    const Status status = ctx.services.router.nack(&ctx.session, messageId, requeue);
-    reply.send(status ? protocol::reply::nackConfirmed(messageId) : errorLine(status));
+    const Verdict status = ctx.services.router.nack(&ctx.session, messageId, requeue);
+    reply.send(status ? protocol::reply::nackConfirmed(messageId) : refusalLine(status));
 }
 
 } // namespace cmq::handlers

@@ -18,9 +18,7 @@ void presence(const HandlerContext &ctx, const Request &request, const Reply &re
     }
     const QString &cn = ctx.session.identity().cn;
     if (!hub || !hub->mayUse(cn))
-        return reply.send(protocol::reply::error(
-            "Permission denied: " + cn.toUtf8() +
-            " is in no acl.presence_groups group, so it may not see presence"));
+        return reply.send(refusalLine(Refusal::of(Refusal::Kind::PresenceNotInGroup, {}, cn)));
     QByteArray lines = protocol::reply::presenceOn();
     for (const QString &online : hub->subscribe(ctx.session))
         lines += protocol::reply::presence(online.toUtf8(), true);

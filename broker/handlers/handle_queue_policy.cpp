@@ -33,15 +33,13 @@ DeadLetterPolicyChange deadLetterChange(const Request &request)
 // the original sender's envelope: a CN that may not publish could otherwise forward what it
 // received into other services' queues. So a receiver that names one must also hold the
 // publish right; admins may set one on any queue (docs/ACL.md, "Dead-lettering").
-Status mayNameDeadLetterExchange(const HandlerContext &ctx)
+Verdict mayNameDeadLetterExchange(const HandlerContext &ctx)
 {
     const ClientIdentity &who = ctx.session.identity();
     if (who.roles.testFlag(Role::Admin) ||
         AclManager::mayRun(who.roles, protocol::Command::Publish))
-        return success();
-    return failure(QStringLiteral("Permission denied: a dead-letter exchange publishes for the "
-                                  "queue's owner, and role %1 may not publish")
-                       .arg(rolesToString(who.roles)));
+        return accepted();
+    return Refusal::of(Refusal::Kind::DeadLetterNeedsPublish, {}, rolesToString(who.roles));
 }
 
 } // namespace
@@ -54,8 +52,8 @@ void queuePolicy(const HandlerContext &ctx, const Request &request, const Reply 
     // message TTL and dead-letter settings (each left as it is when not given). Same resource
     // rule as declaring it: a receiver sets it on its own queues only.
     const QString queue = QString::fromUtf8(request.args.at(0));
-    if (Status allowed = mayTouchQueue(ctx, queue); !allowed)
-        return reply.send(errorLine(allowed));
+    if (Verdict allowed = mayTouchQueue(ctx, queue); !allowed)
+        return reply.send(refusalLine(allowed));
     const qint64 maxLength = request.args.at(1).toLongLong();
     const QString overflow = QString::fromUtf8(request.args.at(2));
     const qint64 messageTtlMs = request.args.size() > 3 && !request.args.at(3).contains('=')
@@ -63,13 +61,13 @@ void queuePolicy(const HandlerContext &ctx, const Request &request, const Reply 
                                     : -1;
     const DeadLetterPolicyChange deadLetter = deadLetterChange(request);
     if (deadLetter.exchange && !deadLetter.exchange->isEmpty()) {
-        if (Status allowed = mayNameDeadLetterExchange(ctx); !allowed)
-            return reply.send(errorLine(allowed));
+        if (Verdict allowed = mayNameDeadLetterExchange(ctx); !allowed)
+            return reply.send(refusalLine(allowed));
     }
     ctx.services.router.setQueuePolicy(
         queue, maxLength, overflow,
-        [reply](Status status) {
-            reply.send(status ? protocol::reply::queuePolicySet() : errorLine(status));
+        [reply](Verdict status) {
+            reply.send(status ? protocol::reply::queuePolicySet() : refusalLine(status));
         },
         messageTtlMs, deadLetter);
 }

@@ -5,6 +5,7 @@
 
 #include "core/publishoutcome.h"
 #include "core/services.h"
+#include "handlers/refusalreplies.h"
 #include "net/session.h"
 #include "protocol/request.h"
 
@@ -33,7 +34,7 @@ void queuePolicy(const HandlerContext &ctx, const Request &request, const Reply 
 // The resource rules for a queue a command reads, fills or reconfigures: the caller's
 // namespace (AclManager::mayUseQueue), then, if the queue exists, its owner
 // (AclManager::mayUseOwnedQueue).
-Status mayTouchQueue(const HandlerContext &ctx, const QString &queue);
+Verdict mayTouchQueue(const HandlerContext &ctx, const QString &queue);
 
 // The reply lines of a publish (`batch` false: one message) or publish_batch: "ACK <id>" per
 // stored message, an error line per refused one, in order.
@@ -43,7 +44,8 @@ QByteArray publishReplies(const PublishOutcomes &outcomes, const QString &exchan
 void sendPublishReplies(const Reply &reply, const PublishOutcomes &outcomes,
                         const QString &exchange, const QString &routingKey, bool batch);
 
-// "Error: <text>\n" from a failed Status.
+// "Error: <text>\n" from a failed storage Status (its text is the database's); a refusal's line
+// is refusalLine() (handlers/refusalreplies.h).
 QByteArray errorLine(const Status &status);
 
 } // namespace cmq::handlers

@@ -25,6 +25,14 @@ QByteArray line(std::initializer_list<QByteArrayView> parts)
     return out;
 }
 
+// A text without its "\n", to go inside an error line.
+QByteArray textOf(std::initializer_list<QByteArrayView> parts)
+{
+    QByteArray out = line(parts);
+    out.chop(1);
+    return out;
+}
+
 } // namespace
 
 QByteArray queuePolicySet()
@@ -129,9 +137,7 @@ QByteArray invalidBatchFormat(QByteArrayView text)
 
 QByteArray duplicateMessageText(QByteArrayView messageId)
 {
-    QByteArray text = line({"Duplicate message ", messageId, " ignored"});
-    text.chop(1);
-    return text;
+    return textOf({"Duplicate message ", messageId, " ignored"});
 }
 
 QByteArray duplicateMessage(QByteArrayView messageId)
@@ -141,10 +147,8 @@ QByteArray duplicateMessage(QByteArrayView messageId)
 
 QByteArray noQueuesBoundText(QByteArrayView exchange, QByteArrayView routingKey)
 {
-    QByteArray text =
-        line({"No queues bound to exchange '", exchange, "' with routing key '", routingKey, "'"});
-    text.chop(1);
-    return text;
+    return textOf(
+        {"No queues bound to exchange '", exchange, "' with routing key '", routingKey, "'"});
 }
 
 QByteArray noQueuesBound(QByteArrayView exchange, QByteArrayView routingKey)
@@ -155,6 +159,85 @@ QByteArray noQueuesBound(QByteArrayView exchange, QByteArrayView routingKey)
 QByteArray raw(QByteArrayView text)
 {
     return line({text});
+}
+
+QByteArray queueNotFoundText(QByteArrayView queue)
+{
+    return textOf({"Queue '", queue, "' not found"});
+}
+
+QByteArray exchangeNotFoundText(QByteArrayView exchange)
+{
+    return textOf({"Exchange '", exchange, "' not found"});
+}
+
+QByteArray exchangeTypeMismatchText(QByteArrayView exchange, QByteArrayView type,
+                                    QByteArrayView asked)
+{
+    return textOf({"Exchange '", exchange, "' exists with type ", type, ", not ", asked});
+}
+
+QByteArray quotaReachedText(QByteArrayView noun, QByteArrayView cn, qint64 limit)
+{
+    return textOf({noun, " quota of '", cn, "' reached (", QByteArray::number(limit), " ",
+                   noun.toByteArray().toLower(), "s)"});
+}
+
+QByteArray notAwaitingAckText(QByteArrayView messageId)
+{
+    return textOf({"Message ", messageId, " is not awaiting acknowledgement from this connection"});
+}
+
+QByteArray closedBeforeSubscriptionText()
+{
+    return QByteArrayLiteral("Connection closed before the subscription");
+}
+
+QByteArray commandDeniedText(QByteArrayView command, QByteArrayView roles)
+{
+    return textOf({"Permission denied: '", command, "' is not allowed for role ", roles});
+}
+
+QByteArray queueOutsideNamespaceText(QByteArrayView queue, QByteArrayView cn)
+{
+    return textOf({"Permission denied: queue '", queue, "' is outside the namespace of ", cn,
+                   " (receivers use queues named '", cn, "_...')"});
+}
+
+QByteArray routingKeyOutsideNamespaceText(QByteArrayView routingKey, QByteArrayView cn)
+{
+    return textOf({"Permission denied: routing key '", routingKey, "' must be ", cn,
+                   " or start with ", cn, "_"});
+}
+
+QByteArray fanoutCreatorOnlyText(QByteArrayView exchange, QByteArrayView creator)
+{
+    return textOf({"Permission denied: fanout exchange '", exchange,
+                   "' takes bindings from its creator ", creator, " only"});
+}
+
+QByteArray topicPatternWildcardText(QByteArrayView bindingKey, QByteArrayView cn)
+{
+    return textOf({"Permission denied: topic pattern '", bindingKey,
+                   "' must start with the literal words of ", cn});
+}
+
+QByteArray queueOwnedByOtherText(QByteArrayView queue, QByteArrayView owner)
+{
+    return textOf({"Permission denied: queue '", queue, "' belongs to ", owner});
+}
+
+QByteArray deadLetterNeedsPublishText(QByteArrayView roles)
+{
+    return textOf({"Permission denied: a dead-letter exchange publishes for the queue's owner, and "
+                   "role ",
+                   roles, " may not publish"});
+}
+
+QByteArray presenceNotInGroupText(QByteArrayView cn)
+{
+    return textOf({"Permission denied: ", cn,
+                   " is in no acl.presence_groups group, so it may not see presence"});
 }
 
 QByteArray ping()

@@ -35,6 +35,37 @@ QByteArray duplicateMessageText(QByteArrayView messageId);
 QByteArray noQueuesBoundText(QByteArrayView exchange, QByteArrayView routingKey);
 QByteArray raw(QByteArrayView line);         // any other line: appends "\n"
 
+// The texts of the topology, delivery and ACL refusals, without "Error: " and "\n", for error()
+// or batchError(). The broker picks one per refusal in handlers/refusalreplies.cpp.
+QByteArray queueNotFoundText(QByteArrayView queue);       // "Queue '<q>' not found"
+QByteArray exchangeNotFoundText(QByteArrayView exchange); // "Exchange '<e>' not found"
+// "Exchange '<e>' exists with type <type>, not <asked>"
+QByteArray exchangeTypeMismatchText(QByteArrayView exchange, QByteArrayView type,
+                                    QByteArrayView asked);
+// "<Noun> quota of '<cn>' reached (<limit> <noun>s)", noun "Queue", "Exchange" or "Binding"
+QByteArray quotaReachedText(QByteArrayView noun, QByteArrayView cn, qint64 limit);
+// "Message <id> is not awaiting acknowledgement from this connection"
+QByteArray notAwaitingAckText(QByteArrayView messageId);
+QByteArray closedBeforeSubscriptionText(); // "Connection closed before the subscription"
+// "Permission denied: '<command>' is not allowed for role <roles>"
+QByteArray commandDeniedText(QByteArrayView command, QByteArrayView roles);
+// "Permission denied: queue '<q>' is outside the namespace of <cn> (receivers use queues named
+// '<cn>_...')"
+QByteArray queueOutsideNamespaceText(QByteArrayView queue, QByteArrayView cn);
+// "Permission denied: routing key '<key>' must be <cn> or start with <cn>_"
+QByteArray routingKeyOutsideNamespaceText(QByteArrayView routingKey, QByteArrayView cn);
+// "Permission denied: fanout exchange '<e>' takes bindings from its creator <creator> only"
+QByteArray fanoutCreatorOnlyText(QByteArrayView exchange, QByteArrayView creator);
+// "Permission denied: topic pattern '<key>' must start with the literal words of <cn>"
+QByteArray topicPatternWildcardText(QByteArrayView bindingKey, QByteArrayView cn);
+// "Permission denied: queue '<q>' belongs to <owner>"
+QByteArray queueOwnedByOtherText(QByteArrayView queue, QByteArrayView owner);
+// "Permission denied: a dead-letter exchange publishes for the queue's owner, and role <roles>
+// may not publish"
+QByteArray deadLetterNeedsPublishText(QByteArrayView roles);
+// "Permission denied: <cn> is in no acl.presence_groups group, so it may not see presence"
+QByteArray presenceNotInGroupText(QByteArrayView cn);
+
 // Extension lines (docs/PROTOCOL.md).
 QByteArray ping();                           // "PING"
 QByteArray heartbeatAccepted(int seconds);   // "Heartbeat <seconds>"

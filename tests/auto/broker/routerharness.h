@@ -9,6 +9,7 @@
 #include "core/router.h"
 #include "limits/clock.h"
 #include "limits/memorybudget.h"
+#include "refusaltext.h"
 #include "routerfakes.h"
 
 namespace cmq::test {
@@ -24,9 +25,9 @@ struct RouterHarness
     // Exchange "ex" and queue "q" bound to it with "rk", all committed.
     void declareBoundQueue(const QString &queue = QStringLiteral("q"))
     {
-        router->declareExchange("ex", "sender_1", [](Status s) { QVERIFY(s); });
-        router->declareQueue(queue, "receiver_1", [](Status s) { QVERIFY(s); });
-        router->bind(queue, "ex", "rk", [](Status s) { QVERIFY(s); });
+        router->declareExchange("ex", "sender_1", [](Verdict s) { QVERIFY(s); });
+        router->declareQueue(queue, "receiver_1", [](Verdict s) { QVERIFY(s); });
+        router->bind(queue, "ex", "rk", [](Verdict s) { QVERIFY(s); });
     }
 
     // Publishes and returns the outcomes once `done` ran (not before the store commits).

@@ -4,6 +4,7 @@
 #include <QTest>
 
 #include "acl/aclmanager.h"
+#include "refusaltext.h"
 
 using cmq::AclManager;
 using cmq::Role;
@@ -214,7 +215,9 @@ void tst_AclManager::commandDenied()
     QFETCH(Command, command);
     QFETCH(int, roles);
     QFETCH(QString, text);
-    QCOMPARE(AclManager::commandDenied(fromBits(roles), command), text);
+    QCOMPARE(QString::fromUtf8(
+                 cmq::handlers::refusalText(AclManager::commandDenied(fromBits(roles), command))),
+             text);
 }
 
 void tst_AclManager::mayUseQueue_data()
@@ -284,10 +287,10 @@ void tst_AclManager::mayUseQueue()
     QFETCH(QString, cn);
     QFETCH(QString, queue);
     QFETCH(QString, error);
-    const cmq::Status status = AclManager::mayUseQueue(fromBits(roles), cn, queue);
+    const cmq::Verdict status = AclManager::mayUseQueue(fromBits(roles), cn, queue);
     QCOMPARE(bool(status), error.isEmpty());
     if (!status)
-        QCOMPARE(status.error(), error);
+        QCOMPARE(cmq::test::refusalText(status), error);
 }
 
 void tst_AclManager::mayBindRoutingKey_data()
@@ -338,10 +341,10 @@ void tst_AclManager::mayBindRoutingKey()
     QFETCH(QString, cn);
     QFETCH(QString, key);
     QFETCH(QString, error);
-    const cmq::Status status = AclManager::mayBindRoutingKey(fromBits(roles), cn, key);
+    const cmq::Verdict status = AclManager::mayBindRoutingKey(fromBits(roles), cn, key);
     QCOMPARE(bool(status), error.isEmpty());
     if (!status)
-        QCOMPARE(status.error(), error);
+        QCOMPARE(cmq::test::refusalText(status), error);
 }
 
 void tst_AclManager::mayUseOwnedQueue_data()
@@ -389,10 +392,10 @@ void tst_AclManager::mayUseOwnedQueue()
     QFETCH(QString, queue);
     QFETCH(QString, owner);
     QFETCH(QString, error);
-    const cmq::Status status = AclManager::mayUseOwnedQueue(fromBits(roles), cn, queue, owner);
+    const cmq::Verdict status = AclManager::mayUseOwnedQueue(fromBits(roles), cn, queue, owner);
     QCOMPARE(bool(status), error.isEmpty());
     if (!status)
-        QCOMPARE(status.error(), error);
+        QCOMPARE(cmq::test::refusalText(status), error);
 }
 
 void tst_AclManager::mayBindToExchange_data()
@@ -449,9 +452,10 @@ void tst_AclManager::mayBindToExchange()
     QFETCH(QString, type);
     QFETCH(QString, key);
     QFETCH(bool, allowed);
-    const cmq::Status status = AclManager::mayBindToExchange(fromBits(roles), cn, "ex", type,
-                                                             QStringLiteral("receiver_1"), key);
-    QVERIFY2(bool(status) == allowed, qPrintable(status ? QString("allowed") : status.error()));
+    const cmq::Verdict status = AclManager::mayBindToExchange(fromBits(roles), cn, "ex", type,
+                                                              QStringLiteral("receiver_1"), key);
+    QVERIFY2(bool(status) == allowed,
+             qPrintable(status ? QString("allowed") : cmq::test::refusalText(status)));
 }
 
 QTEST_APPLESS_MAIN(tst_AclManager)

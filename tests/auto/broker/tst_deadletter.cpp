@@ -9,6 +9,7 @@
 #include "core/router.h"
 #include "limits/clock.h"
 #include "limits/memorybudget.h"
+#include "refusaltext.h"
 #include "routerfakes.h"
 
 using namespace cmq;
@@ -17,7 +18,7 @@ using cmq::test::FakeRouterStore;
 
 namespace {
 
-const auto ok = [](Status s) { QVERIFY2(s.ok(), qPrintable(s.error())); };
+const auto ok = [](Verdict s) { QVERIFY2(s.ok(), qPrintable(test::refusalText(s))); };
 
 struct Harness
 {
@@ -245,11 +246,11 @@ void tst_DeadLetter::ownRoutingKeyOrTheQueues()
     // An exchange that does not exist is refused, changing nothing.
     DeadLetterPolicyChange missing;
     missing.exchange = QStringLiteral("nope");
-    Status refused = success();
+    Verdict refused = accepted();
     h.router->setQueuePolicy(
-        "q", 5, "drop-head", [&](Status s) { refused = s; }, -1, missing);
+        "q", 5, "drop-head", [&](Verdict s) { refused = s; }, -1, missing);
     QVERIFY(!refused);
-    QCOMPARE(refused.error(), "Exchange 'nope' not found");
+    QCOMPARE(test::refusalText(refused), "Exchange 'nope' not found");
     QCOMPARE(h.queue("q").deadLetterPolicy().exchange, "dlx");
 }
 
@@ -306,8 +307,8 @@ void tst_DeadLetter::requeueSendsBack()
         QVERIFY(h.router->nack(&consumer, id, false));
     }
     QCOMPARE(h.ids("dlq"), (QStringList{"m1", "m2", "m3"}));
-    std::optional<Result<qint64>> moved;
-    h.router->requeueDeadLetters("dlq", 2, [&](Result<qint64> r) { moved = r; });
+    std::optional<Outcome<qint64>> moved;
+    h.router->requeueDeadLetters("dlq", 2, [&](Outcome<qint64> r) { moved = r; });
     QVERIFY(moved && moved->ok());
     QCOMPARE(moved->value(), 2);
     QCOMPARE(h.store.callsOf("move").last(), "move dlq m1 -> q -;move dlq m2 -> q -");
@@ -318,18 +319,18 @@ void tst_DeadLetter::requeueSendsBack()
     // A failed move changes nothing.
     h.store.nextStatus = failure("storage unavailable");
     moved.reset();
-    h.router->requeueDeadLetters("dlq", 0, [&](Result<qint64> r) { moved = r; });
+    h.router->requeueDeadLetters("dlq", 0, [&](Outcome<qint64> r) { moved = r; });
     QVERIFY(moved && !moved->ok());
     QCOMPARE(h.ids("dlq"), QStringList{"m3"});
     QCOMPARE(h.queue("dlq").bytes(), 7);
     // Nothing to requeue in a queue without dead letters; an unknown queue is an error.
     h.store.nextStatus = success();
     moved.reset();
-    h.router->requeueDeadLetters("q", 0, [&](Result<qint64> r) { moved = r; });
+    h.router->requeueDeadLetters("q", 0, [&](Outcome<qint64> r) { moved = r; });
     QVERIFY(moved && moved->ok());
     QCOMPARE(moved->value(), 0);
     moved.reset();
-    h.router->requeueDeadLetters("nope", 0, [&](Result<qint64> r) { moved = r; });
+    h.router->requeueDeadLetters("nope", 0, [&](Outcome<qint64> r) { moved = r; });
     QVERIFY(moved && !moved->ok());
 }
 

@@ -8,6 +8,7 @@
 #include "core/router.h"
 #include "limits/clock.h"
 #include "limits/memorybudget.h"
+#include "refusaltext.h"
 #include "routerfakes.h"
 
 using namespace cmq;
@@ -21,9 +22,9 @@ struct Harness
     explicit Harness(const Config::Performance &performance = {})
         : router(std::make_unique<Router>(store, performance, memory, nullptr, &clock))
     {
-        router->declareExchange("ex", "sender_1", [](Status s) { QVERIFY(s); });
-        router->declareQueue("q", "receiver_1", [](Status s) { QVERIFY(s); });
-        router->bind("q", "ex", "rk", [](Status s) { QVERIFY(s); });
+        router->declareExchange("ex", "sender_1", [](Verdict s) { QVERIFY(s); });
+        router->declareQueue("q", "receiver_1", [](Verdict s) { QVERIFY(s); });
+        router->bind("q", "ex", "rk", [](Verdict s) { QVERIFY(s); });
     }
     void publish(const QStringList &ids)
     {
@@ -157,7 +158,7 @@ void tst_DeliveryEngine::settle()
     QCOMPARE(h.fetch(a), QByteArray("Message: m1 {}\n"));
     QCOMPARE(h.fetch(a), QByteArray("Message: m2 {}\n"));
     QVERIFY(h.router->awaitsAck(&a, "m1"));
-    const Status settled =
+    const Verdict settled =
         how == "ack" ? h.router->ack(&a, "m1") : h.router->nack(&a, "m1", how == "requeue");
     QVERIFY(settled);
     QVERIFY(!h.router->awaitsAck(&a, "m1"));
@@ -172,9 +173,9 @@ void tst_DeliveryEngine::settle()
     QCOMPARE(h.queue().counters.acknowledged, quint64(how == "ack"));
 
     // Settled once: a second ack or nack of it is refused.
-    QCOMPARE(h.router->ack(&a, "m1").error(),
+    QCOMPARE(test::refusalText(h.router->ack(&a, "m1")),
              QStringLiteral("Message m1 is not awaiting acknowledgement from this connection"));
-    QCOMPARE(h.router->nack(&a, "m1", true).error(),
+    QCOMPARE(test::refusalText(h.router->nack(&a, "m1", true)),
              QStringLiteral("Message m1 is not awaiting acknowledgement from this connection"));
     if (how == "requeue") {
         QCOMPARE(h.fetch(a), QByteArray("Redelivered: m1\nMessage: m1 {}\n"));
@@ -300,16 +301,17 @@ void tst_DeliveryEngine::declareAndConsumeAfterCloseRegistersNothing()
     Harness h;
     h.store.holdJobs = true;
     FakeEndpoint a(1);
-    Status status = success();
+    Verdict status = accepted();
     bool answered = false;
-    h.router->declareAndConsume(&a, "fresh", "receiver_1", [&](Status s) {
+    h.router->declareAndConsume(&a, "fresh", "receiver_1", [&](Verdict s) {
         status = s;
         answered = true;
     });
     h.router->endpointClosed(&a);
     h.store.runJobs(); // the declare commits after the close
     QVERIFY(answered);
-    QCOMPARE(status.error(), QStringLiteral("Connection closed before the subscription"));
+    QCOMPARE(test::refusalText(status),
+             QStringLiteral("Connection closed before the subscription"));
     QVERIFY(h.router->hasQueue("fresh")); // declared: it is durable now
     QCOMPARE(h.router->queues().value("fresh")->consumers().size(), 0);
     QVERIFY(!h.router->isConsuming(&a));
@@ -320,8 +322,8 @@ void tst_DeliveryEngine::declareAndConsumeSubscribesOnceDeclared()
     Harness h;
     h.store.holdJobs = true;
     FakeEndpoint a(1);
-    Status status = failure("not yet");
-    h.router->declareAndConsume(&a, "fresh", "receiver_1", [&](Status s) { status = s; });
+    Verdict status = Refusal::storageFailed("not yet");
+    h.router->declareAndConsume(&a, "fresh", "receiver_1", [&](Verdict s) { status = s; });
     QVERIFY(!h.router->isConsuming(&a));
     h.store.runJobs();
     QVERIFY(status);
@@ -340,7 +342,7 @@ void tst_DeliveryEngine::expiredMessagesAreNeverDelivered()
     };
     // The queue's TTL: expired at the head, skipped by fetch and counted.
     h.router->setQueuePolicy(
-        "q", 0, "drop-head", [](Status s) { QVERIFY(s); }, 1);
+        "q", 0, "drop-head", [](Verdict s) { QVERIFY(s); }, 1);
     QCOMPARE(h.queue().messageTtlMs(), 1);
     h.publish({"m1", "m2"});
     waitPastTtl();
@@ -355,7 +357,7 @@ void tst_DeliveryEngine::expiredMessagesAreNeverDelivered()
     // An envelope's own TTL, in a queue without one: dropped (at the commit's dispatch or by
     // the sweep, whichever sees it expired first), the next one stays.
     h.router->setQueuePolicy(
-        "q", 0, "drop-head", [](Status s) { QVERIFY(s); }, 0);
+        "q", 0, "drop-head", [](Verdict s) { QVERIFY(s); }, 0);
     h.router->publish("sender_1", "ex", "rk", {{"m3", "{}", 1}, {"m4", "{}", 0}},
                       [](const PublishOutcomes &o) { QCOMPARE(o.size(), 2); });
     h.store.commitAll();
@@ -371,7 +373,7 @@ void tst_DeliveryEngine::expiredMessagesAreNeverDelivered()
                       [](const PublishOutcomes &o) { QCOMPARE(o.size(), 3); });
     h.store.commitAll();
     h.router->setQueuePolicy(
-        "q", 0, "drop-head", [](Status s) { QVERIFY(s); }, 1);
+        "q", 0, "drop-head", [](Verdict s) { QVERIFY(s); }, 1);
     waitPastTtl();
     QCOMPARE(h.router->delivery().sweepExpired(2), 2);
     QCOMPARE(h.readyIds(), (QStringList{"m6", "m7"}));

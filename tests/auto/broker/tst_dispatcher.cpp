@@ -7,6 +7,7 @@
 
 #include "acl/aclmanager.h"
 #include "dispatcherharness.h"
+#include "handlers/refusalreplies.h"
 #include "protocol/replies.h"
 
 using namespace cmq;
@@ -77,8 +78,7 @@ void tst_Dispatcher::commandMatrix()
     Harness h{Roles(Role(roles))};
     if (reply.isEmpty()) {
         const protocol::Command command = protocol::parseRequest(line).request.command;
-        reply = protocol::reply::error(
-            AclManager::commandDenied(Roles(Role(roles)), command).toUtf8());
+        reply = handlers::refusalLine(AclManager::commandDenied(Roles(Role(roles)), command));
     }
     QCOMPARE(h.run(line), reply);
 }
@@ -100,9 +100,9 @@ void tst_Dispatcher::malformedLinesPassThroughTheRateLimit()
 void tst_Dispatcher::rateLimitAndItsExemptions()
 {
     Harness h{Roles(Role::Receiver), true};
-    h.router.declareExchange("ex", "receiver_1", [](Status s) { QVERIFY(s); });
-    h.router.declareQueue("receiver_1_in", "receiver_1", [](Status s) { QVERIFY(s); });
-    h.router.bind("receiver_1_in", "ex", "rk", [](Status s) { QVERIFY(s); });
+    h.router.declareExchange("ex", "receiver_1", [](Verdict s) { QVERIFY(s); });
+    h.router.declareQueue("receiver_1_in", "receiver_1", [](Verdict s) { QVERIFY(s); });
+    h.router.bind("receiver_1_in", "ex", "rk", [](Verdict s) { QVERIFY(s); });
     h.router.publish("sender_1", "ex", "rk", {{"m1", "{}"}}, [](const PublishOutcomes &) {});
     h.store.commitAll();
 

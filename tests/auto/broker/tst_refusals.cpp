@@ -23,7 +23,7 @@ namespace {
 // The admin's error line for a failed router call ("Error: <text>\n", admin/admincommands.cpp).
 template <typename R> QByteArray adminLine(const R &result)
 {
-    return protocol::reply::error(result.error().toUtf8());
+    return handlers::refusalLine(result);
 }
 
 // Roles as the rows name them; sender roles connect as sender_1, the others as receiver_1.
@@ -179,7 +179,7 @@ void tst_Refusals::routerCalls()
     QFETCH(QByteArray, reply);
     DispatcherHarness h(Roles(Role::Receiver));
     Router &router = h.router;
-    router.declareQueue("q", "receiver_1", [](Status s) { QVERIFY(s); });
+    router.declareQueue("q", "receiver_1", [](Verdict s) { QVERIFY(s); });
     if (!storageError.isEmpty())
         h.store.nextStatus = failure(storageError);
     const QString queue = call.section(u' ', 1);

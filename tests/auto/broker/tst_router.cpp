@@ -159,8 +159,8 @@ void tst_Router::publishOutcome()
     if (bound) {
         h.declareBoundQueue();
     } else {
-        h.router->declareExchange("ex", "sender_1", [](Status s) { QVERIFY(s); });
-        h.router->declareQueue("q", "receiver_1", [](Status s) { QVERIFY(s); });
+        h.router->declareExchange("ex", "sender_1", [](Verdict s) { QVERIFY(s); });
+        h.router->declareQueue("q", "receiver_1", [](Verdict s) { QVERIFY(s); });
     }
     for (int i = 0; i < prefill; ++i)
         h.publishCommitted("p" + QByteArray::number(i), 100);
@@ -332,7 +332,7 @@ void tst_Router::lowerDropHeadPolicyEvictsAtOnce()
     for (const char *id : {"m1", "m2", "m3"})
         h.publishCommitted(id, 100);
     bool done = false;
-    h.router->setQueuePolicy("q", 1, "drop-head", [&done](Status s) {
+    h.router->setQueuePolicy("q", 1, "drop-head", [&done](Verdict s) {
         QVERIFY(s);
         done = true;
     });
@@ -340,7 +340,7 @@ void tst_Router::lowerDropHeadPolicyEvictsAtOnce()
     QCOMPARE(h.store.callsOf("evicted"), (QStringList{"evicted q m1", "evicted q m2"}));
     QCOMPARE(h.router->queues().value("q")->maxLength(), 1);
     // reject-publish keeps what is there.
-    h.router->setQueuePolicy("q", 0, "reject-publish", [](Status s) { QVERIFY(s); });
+    h.router->setQueuePolicy("q", 0, "reject-publish", [](Verdict s) { QVERIFY(s); });
     QCOMPARE(h.router->queues().value("q")->maxLength(), 10000); // 0: the configured default
     QCOMPARE(h.router->queues().value("q")->readyCount(), 1);
 }
@@ -357,14 +357,14 @@ void tst_Router::purgeAndDelete()
     QCoreApplication::processEvents(); // the dispatch consume() queues
     QCOMPARE(consumer.deliveredIds(), QStringList{"m1"});
 
-    Result<qint64> purged = Result<qint64>::failure("not yet");
-    h.router->purgeQueue("q", [&purged](Result<qint64> r) { purged = std::move(r); });
+    Outcome<qint64> purged = Refusal::storageFailed("not yet");
+    h.router->purgeQueue("q", [&purged](Outcome<qint64> r) { purged = std::move(r); });
     QCOMPARE(purged.value(), 2); // the delivery awaiting its ack stays
     QCOMPARE(h.router->queues().value("q")->depth(), 1);
     QCOMPARE(h.memory.messageBytes(), 100);
 
-    Result<Router::DeleteOutcome> deleted = Result<Router::DeleteOutcome>::failure("not yet");
-    h.router->deleteQueue("q", [&deleted](Result<Router::DeleteOutcome> r) { deleted = r; });
+    Outcome<Router::DeleteOutcome> deleted = Refusal::storageFailed("not yet");
+    h.router->deleteQueue("q", [&deleted](Outcome<Router::DeleteOutcome> r) { deleted = r; });
     QCOMPARE(deleted.value().messagesDropped, 1);
     QCOMPARE(deleted.value().consumersCancelled, 1);
     QCOMPARE(deleted.value().bindingsRemoved, 1);
@@ -375,8 +375,8 @@ void tst_Router::purgeAndDelete()
     QCOMPARE(h.memory.messageBytes(), 0);
     QCOMPARE(h.store.callsOf("purgeQueue"), QStringList{"purgeQueue q"});
 
-    h.router->deleteQueue("q", [&deleted](Result<Router::DeleteOutcome> r) { deleted = r; });
-    QCOMPARE(deleted.error(), QStringLiteral("Queue 'q' not found"));
+    h.router->deleteQueue("q", [&deleted](Outcome<Router::DeleteOutcome> r) { deleted = r; });
+    QCOMPARE(test::refusalText(deleted), QStringLiteral("Queue 'q' not found"));
 }
 
 QTEST_GUILESS_MAIN(tst_Router)

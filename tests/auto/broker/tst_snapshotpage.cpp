@@ -96,11 +96,11 @@ void tst_SnapshotPage::initTestCase()
 {
     m_harness = std::make_unique<RouterHarness>(roomy());
     Router &router = *m_harness->router;
-    router.declareExchange("ex", "sender_1", [](Status s) { QVERIFY(s); });
+    router.declareExchange("ex", "sender_1", [](Verdict s) { QVERIFY(s); });
     for (int i = 0; i < QueueCount; ++i) {
         router.declareQueue(queueName(i), i % 2 ? "receiver_1" : "orders_svc",
-                            [](Status s) { QVERIFY(s); });
-        router.bind(queueName(i), "ex", queueName(i), [](Status s) { QVERIFY(s); });
+                            [](Verdict s) { QVERIFY(s); });
+        router.bind(queueName(i), "ex", queueName(i), [](Verdict s) { QVERIFY(s); });
     }
     QCOMPARE(router.queues().size(), QueueCount);
     for (int i = 0; i < QueueCount; ++i)

@@ -28,18 +28,18 @@ void tst_Topology::topologyIsAppliedOnlyOnceStored()
 {
     RouterHarness h;
     h.store.holdJobs = true;
-    Status declared = failure("not yet");
-    h.router->declareQueue("q", "receiver_1", [&declared](Status s) { declared = s; });
+    Verdict declared = Refusal::storageFailed("not yet");
+    h.router->declareQueue("q", "receiver_1", [&declared](Verdict s) { declared = s; });
     QVERIFY(!h.router->hasQueue("q"));
     h.store.runJobs();
     QVERIFY(declared);
     QVERIFY(h.router->hasQueue("q"));
 
     h.store.nextStatus = failure("disk full");
-    Status failed = success();
-    h.router->declareExchange("ex", "sender_1", [&failed](Status s) { failed = s; });
+    Verdict failed = accepted();
+    h.router->declareExchange("ex", "sender_1", [&failed](Verdict s) { failed = s; });
     h.store.runJobs();
-    QCOMPARE(failed.error(), QStringLiteral("disk full"));
+    QCOMPARE(test::refusalText(failed), QStringLiteral("disk full"));
     QVERIFY(h.router->exchanges().isEmpty());
     QCOMPARE(h.store.calls, (QStringList{"saveQueue q 10000 drop-head", "saveExchange ex direct"}));
 }
@@ -64,9 +64,9 @@ void tst_Topology::quotas()
     p.maxQueuesPerCn = p.maxExchangesPerCn = p.maxBindingsPerCn = 1;
     RouterHarness h(p);
     Router &r = *h.router;
-    Status second = success();
-    const auto keep = [&second](Status s) { second = s; };
-    const auto ok = [](Status s) { QVERIFY(s); };
+    Verdict second = accepted();
+    const auto keep = [&second](Verdict s) { second = s; };
+    const auto ok = [](Verdict s) { QVERIFY(s); };
     if (what == "queue") {
         r.declareQueue("q1", "receiver_1", ok);
         r.declareQueue("q1", "receiver_1", ok); // re-declaring holds nothing more
@@ -80,16 +80,16 @@ void tst_Topology::quotas()
         r.bind("q1", "e1", "k1", ok);
         r.bind("q1", "e1", "k2", keep);
     }
-    QCOMPARE(second.error(), error);
+    QCOMPARE(test::refusalText(second), error);
 }
 
 void tst_Topology::routeOnlyMatchesTheExactKey()
 {
     RouterHarness h;
     h.declareBoundQueue("q1");
-    h.router->declareQueue("q2", "receiver_2", [](Status s) { QVERIFY(s); });
-    h.router->bind("q2", "ex", "rk", [](Status s) { QVERIFY(s); });
-    h.router->bind("q2", "ex", "other", [](Status s) { QVERIFY(s); });
+    h.router->declareQueue("q2", "receiver_2", [](Verdict s) { QVERIFY(s); });
+    h.router->bind("q2", "ex", "rk", [](Verdict s) { QVERIFY(s); });
+    h.router->bind("q2", "ex", "other", [](Verdict s) { QVERIFY(s); });
     const QList<Queue *> both = h.router->topology().route("ex", "rk");
     QCOMPARE(both.size(), 2);
     QCOMPARE(both[0]->name(), QStringLiteral("q1")); // binding order
@@ -122,16 +122,16 @@ void tst_Topology::unknownStoredExchangeTypeRoutesAsDirect()
 void tst_Topology::exchangeTypesRouteAndKeepTheirType()
 {
     RouterHarness h;
-    const auto ok = [](Status s) { QVERIFY2(s, qPrintable(s.error())); };
+    const auto ok = [](Verdict s) { QVERIFY2(s, qPrintable(test::refusalText(s))); };
     h.router->declareExchange("fan", "receiver_1", ok, *findExchangeType(u"fanout"));
     h.router->declareExchange("top", "receiver_1", ok, *findExchangeType(u"topic"));
     QCOMPARE(h.router->exchanges().value("fan").type, QStringLiteral("fanout"));
     QVERIFY(h.store.calls.contains(QStringLiteral("saveExchange top topic")));
     // The same type again: success; another type (none is direct): an error, nothing changed.
     h.router->declareExchange("fan", "receiver_2", ok, *findExchangeType(u"fanout"));
-    Status redeclared = success();
-    h.router->declareExchange("fan", "receiver_1", [&](Status s) { redeclared = s; });
-    QCOMPARE(redeclared.error(),
+    Verdict redeclared = accepted();
+    h.router->declareExchange("fan", "receiver_1", [&](Verdict s) { redeclared = s; });
+    QCOMPARE(test::refusalText(redeclared),
              QStringLiteral("Exchange 'fan' exists with type fanout, not direct"));
     QCOMPARE(h.router->exchanges().value("fan").type, QStringLiteral("fanout"));
     QCOMPARE(h.router->exchanges().value("fan").creator, QStringLiteral("receiver_1"));
