@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include <malloc.h>
 #include <unistd.h>
 
 #include <QCommandLineParser>
@@ -21,10 +22,22 @@ namespace {
 // app.exec()'s result when the node stepped down: the process starts over as a standby.
 constexpr int RestartAsStandby = 75;
 
+// glibc's defaults hand every buffer over 128 KiB (a connection's burst of deliveries, a
+// publish batch's arrays) to mmap and give freed memory back at once, so each burst paid
+// fresh zeroed pages again: page faults were a tenth of the broker's CPU at W=256
+// (bench/README.md, "Allocator settings"). Fixed values keep such buffers in the heap for
+// reuse; at most 32 MiB of free heap per arena is kept back from the system.
+void keepBuffersForReuse()
+{
+    mallopt(M_MMAP_THRESHOLD, 4 << 20);
+    mallopt(M_TRIM_THRESHOLD, 32 << 20);
+}
+
 } // namespace
 
 int main(int argc, char *argv[])
 {
+    keepBuffersForReuse();
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("ciphermq-broker"));
     QCoreApplication::setApplicationVersion(QStringLiteral(CIPHERMQ_VERSION));
