@@ -1,12 +1,12 @@
 #include "broker.h"
 
-#include <QLoggingCategory>
 #include <QTimer>
 
 #include "admin/adminserver.h"
 #include "admin/adminsession.h"
 #include "admin/auditlog.h"
 #include "admin/configreload.h"
+#include "brokerlog.h"
 #include "cluster/leadership.h"
 #include "core/presence.h"
 #include "core/router.h"
@@ -22,8 +22,6 @@
 #include "storage/storage.h"
 #include "tls/tlsidentity.h"
 #include "tls/tlslog.h"
-
-Q_LOGGING_CATEGORY(lcBroker, "ciphermq.broker")
 
 namespace cmq {
 

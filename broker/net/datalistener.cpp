@@ -2,15 +2,13 @@
 
 #include <unistd.h>
 
-#include <QLoggingCategory>
 #include <QTimer>
 
 #include "limits/ratelimiter.h"
+#include "net/netlog.h"
 #include "net/tlscontext.h"
 #include "net/tlslistener.h"
 #include "net/tlsstream.h"
-
-Q_DECLARE_LOGGING_CATEGORY(lcListener)
 
 namespace cmq {
 

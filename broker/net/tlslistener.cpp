@@ -8,15 +8,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <QLoggingCategory>
 #include <QPointer>
 #include <QSslCipher>
 #include <QSslSocket>
 #include <QTimer>
 
 #include "limits/ratelimiter.h"
-
-Q_LOGGING_CATEGORY(lcListener, "ciphermq.listener")
+#include "net/netlog.h"
 
 namespace cmq {
 
