@@ -23,11 +23,6 @@ private Q_SLOTS:
     void valid();
 
 private:
-    QString write(const QString &text, const QString &name = QStringLiteral("config.toml"))
-    {
-        return m_files.write(text, name);
-    }
-
     configtest::ConfigDir m_files;
 };
 
@@ -124,7 +119,7 @@ void tst_ConfigValues::valid()
     QFETCH(QString, toml);
     QFETCH(QString, key);
     QFETCH(QString, expected);
-    const auto loaded = cmq::loadConfig(write(toml));
+    const auto loaded = cmq::loadConfig(m_files.write(toml));
     QVERIFY2(loaded.ok(), qPrintable(loaded.error()));
     QCOMPARE(loaded->warnings, QStringList());
     QCOMPARE(valueOf(loaded->config, key), expected);
