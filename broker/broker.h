@@ -38,6 +38,7 @@ class SteadyClock;
 namespace metrics {
 class BrokerMetrics;
 class MetricsHttpServer;
+struct ConnectionSample;
 } // namespace metrics
 
 class Broker final : public QObject
@@ -77,10 +78,14 @@ private:
     Status serve();
     void onLeadershipChanged(const Leadership::Status &status);
     QByteArray standbyRefusal() const;
+    // The operator's side (brokeroperations.cpp): metrics, the admin listener and its audit
+    // trail, the metrics endpoint.
     void setUpMetrics();
     Status startAdmin(const QSslConfiguration &tls);
     Status startAudit();
     Status restoreAudit();
+    // A data connection as the metrics see it, open (`backedUp` now) or at its close.
+    static metrics::ConnectionSample dataSample(const Session &session, bool backedUp);
     void admit(TlsStream *socket);
     void onSessionClosed(Session *session);
     void finishShutdown();

@@ -1,12 +1,8 @@
 #include "admin/auditlog.h"
 
-#include <QLoggingCategory>
+#include "admin/adminlog.h"
 
 namespace cmq {
-
-namespace {
-Q_LOGGING_CATEGORY(lcAudit, "ciphermq.audit")
-} // namespace
 
 AuditLog::AuditLog(int capacity, Persist persist)
     : m_capacity(qMax(1, capacity)), m_persist(std::move(persist))

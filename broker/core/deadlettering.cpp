@@ -9,16 +9,14 @@
 #include <algorithm>
 #include <utility>
 
-#include <QLoggingCategory>
 #include <QSet>
 
+#include "core/corelog.h"
 #include "core/deliveryengine.h"
 #include "core/livemessages.h"
 #include "core/router.h"
 #include "core/topology.h"
 #include "storage/storage.h"
-
-Q_DECLARE_LOGGING_CATEGORY(lcRouter)
 
 namespace cmq {
 

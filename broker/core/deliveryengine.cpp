@@ -2,8 +2,7 @@
 
 #include <algorithm>
 
-#include <QLoggingCategory>
-
+#include "core/corelog.h"
 #include "core/endpoint.h"
 #include "core/livemessages.h"
 #include "core/router.h"
@@ -11,8 +10,6 @@
 #include "limits/clock.h"
 #include "protocol/envelope.h"
 #include "storage/storage.h"
-
-Q_DECLARE_LOGGING_CATEGORY(lcRouter)
 
 namespace cmq {
 

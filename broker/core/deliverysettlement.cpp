@@ -4,16 +4,13 @@
 
 #include <algorithm>
 
-#include <QLoggingCategory>
-
+#include "core/corelog.h"
 #include "core/deliveryengine.h"
 #include "core/endpoint.h"
 #include "core/livemessages.h"
 #include "core/routerstats.h"
 #include "core/topology.h"
 #include "storage/storage.h"
-
-Q_DECLARE_LOGGING_CATEGORY(lcRouter)
 
 namespace cmq {
 

@@ -6,13 +6,11 @@
 // when it reaches the head (docs/PROTOCOL.md, "Expiry"). Stored like an eviction.
 
 #include <QDateTime>
-#include <QLoggingCategory>
 
+#include "core/corelog.h"
 #include "core/deliveryengine.h"
 #include "core/router.h"
 #include "core/topology.h"
-
-Q_DECLARE_LOGGING_CATEGORY(lcRouter)
 
 namespace cmq {
 

@@ -1,15 +1,13 @@
 #include "core/queuepager.h"
 
-#include <QLoggingCategory>
 #include <QTimer>
 
+#include "core/corelog.h"
 #include "core/livemessages.h"
 #include "core/queue.h"
 #include "core/topology.h"
 #include "protocol/envelope.h"
 #include "storage/storage.h"
-
-Q_DECLARE_LOGGING_CATEGORY(lcRouter)
 
 namespace cmq {
 

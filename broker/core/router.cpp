@@ -1,8 +1,6 @@
 #include "core/router.h"
 
-#include <QLoggingCategory>
-
-Q_LOGGING_CATEGORY(lcRouter, "ciphermq.router")
+#include "core/corelog.h"
 
 namespace cmq {
 

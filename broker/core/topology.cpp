@@ -1,10 +1,7 @@
 #include "core/topology.h"
 
-#include <QLoggingCategory>
-
+#include "core/corelog.h"
 #include "storage/storage.h"
-
-Q_DECLARE_LOGGING_CATEGORY(lcRouter)
 
 namespace cmq {
 

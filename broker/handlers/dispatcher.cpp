@@ -1,15 +1,11 @@
 #include "handlers/dispatcher.h"
 
-#include <QLoggingCategory>
-
 #include "core/router.h"
 #include "handlers/handlers.h"
+#include "handlers/handlerslog.h"
 #include "limits/ratelimiter.h"
 #include "net/session.h"
 #include "protocol/replies.h"
-
-Q_LOGGING_CATEGORY(lcAcl, "ciphermq.acl")
-Q_LOGGING_CATEGORY(lcRateLimit, "ciphermq.ratelimit")
 
 namespace cmq {
 

@@ -1,13 +1,11 @@
 #include "metrics/metricshttpserver.h"
 
-#include <QLoggingCategory>
 #include <QSslSocket>
 #include <QTimer>
 
 #include "metrics/brokermetrics.h"
+#include "metrics/metricslog.h"
 #include "tls/tlsidentity.h"
-
-Q_LOGGING_CATEGORY(lcMetricsHttp, "ciphermq.metrics")
 
 namespace cmq::metrics {
 

@@ -4,9 +4,8 @@
 // snapshot sections ("counters", "totals", "queues") and the Prometheus exposition all walk
 // these tables, so adding a metric is one field in its struct (for the router's counts,
 // core/routerstats.h; for a queue's, core/queuecounters.h), one row here and the line that
-// counts it. Labelled families (per listener,
-// per reason, per bucket) and histograms are built in brokermetrics.cpp: their snapshot form is a
-// total, not the same shape.
+// counts it. Labelled families (per listener, per reason, per bucket) and histograms are built
+// in brokermetricsprometheus.cpp: their snapshot form is a total, not the same shape.
 
 #include <QtGlobal>
 

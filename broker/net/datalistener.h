@@ -43,9 +43,6 @@ protected:
     void incomingConnection(qintptr descriptor) override;
 
 private:
-    void fail(TlsStream *stream, HandshakeSlot *slot, const QString &reason,
-              const QString &detail);
-
     std::shared_ptr<const TlsContext> m_context;
     HandshakeGate m_gate;
 };

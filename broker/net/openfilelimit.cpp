@@ -6,9 +6,8 @@
 #include <sys/resource.h>
 
 #include <QFile>
-#include <QLoggingCategory>
 
-Q_LOGGING_CATEGORY(lcOpenFiles, "ciphermq.openfiles")
+#include "net/netlog.h"
 
 namespace cmq {
 

@@ -1,17 +1,15 @@
 #include "net/session.h"
 
-#include <QLoggingCategory>
 #include <QTimer>
 
 #include "core/message.h"
 #include "handlers/dispatcher.h"
 #include "net/livenessclock.h"
+#include "net/netlog.h"
 #include "net/requestframer.h"
 #include "net/tlsstream.h"
 #include "protocol/replies.h"
 #include "protocol/request.h"
-
-Q_LOGGING_CATEGORY(lcSession, "ciphermq.session")
 
 namespace cmq {
 

@@ -2,26 +2,24 @@
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <QLoggingCategory>
-#include <QPointer>
 #include <QSslCipher>
 #include <QSslSocket>
-#include <QTimer>
 
-#include "limits/ratelimiter.h"
-
-Q_LOGGING_CATEGORY(lcListener, "ciphermq.listener")
+#include "net/netlog.h"
 
 namespace cmq {
 
 TlsListener::TlsListener(QObject *parent) : QTcpServer(parent)
 {
+    connect(&m_gate, &HandshakeGate::refused, this, &TlsListener::handshakeRefused);
+    connect(&m_gate, &HandshakeGate::failed, this, &TlsListener::handshakeFailed);
 }
 
 void TlsListener::setAcceptedSocketOptions(QAbstractSocket *socket)
@@ -71,65 +69,28 @@ void TlsListener::incomingConnection(qintptr descriptor)
         return;
     }
     setAcceptedSocketOptions(socket);
-    const QHostAddress peer = socket->peerAddress();
-    const QString ipKey = limits::RateLimiter::ipKey(peer);
-    const HandshakeGate::Refusal refusal = m_gate.enter(ipKey);
-    if (refusal != HandshakeGate::Refusal::None) {
-        // Nothing can be said before TLS is up; the peer sees the close. Its retry will find a
-        // slot once the slow handshakes time out.
-        qCInfo(lcListener, "closed %s at once: %d handshakes in progress (%d from it)",
-               qPrintable(ipKey), m_gate.inProgress(), m_gate.inProgressFrom(ipKey));
-        socket->abort();
-        socket->deleteLater();
-        Q_EMIT handshakeRefused(peer, HandshakeGate::refusalReason(refusal));
+    HandshakeSlot *slot = m_gate.admit(socket);
+    if (!slot)
         return;
-    }
-    auto *slot = new HandshakeSlot(&m_gate, ipKey, socket);
-    qCDebug(lcListener, "connection from %s:%u: TLS handshake started (%d in progress)",
-            qPrintable(ipKey), unsigned(socket->peerPort()), m_gate.inProgress());
 
     socket->setSslConfiguration(m_configuration);
-    auto *deadline = new QTimer(slot);
-    deadline->setSingleShot(true);
-    connect(deadline, &QTimer::timeout, this, [this, socket, slot] {
-        fail(socket, slot, QStringLiteral("timeout"),
-             QStringLiteral("no TLS handshake within %1 ms").arg(m_gate.limits().handshakeTimeoutMs));
-    });
-    deadline->start(m_gate.limits().handshakeTimeoutMs);
-
+    // What Qt reports during the handshake, for failureReason(); the list goes with the slot.
+    auto sslErrors = std::make_shared<QList<QSslError>>();
     connect(socket, &QSslSocket::sslErrors, slot,
-            [slot](const QList<QSslError> &errors) { slot->sslErrors += errors; });
+            [sslErrors](const QList<QSslError> &errors) { *sslErrors += errors; });
     connect(socket, &QAbstractSocket::errorOccurred, slot,
-            [this, socket, slot](QAbstractSocket::SocketError error) {
+            [socket, slot, sslErrors](QAbstractSocket::SocketError error) {
                 if (socket->isEncrypted())
                     return;
-                fail(socket, slot, failureReason(error, slot->sslErrors, socket->errorString()),
-                     slot->sslErrors.isEmpty() ? socket->errorString()
-                                               : slot->sslErrors.constFirst().errorString());
+                slot->fail(failureReason(error, *sslErrors, socket->errorString()),
+                           sslErrors->isEmpty() ? socket->errorString()
+                                                : sslErrors->constFirst().errorString());
             });
     connect(socket, &QSslSocket::encrypted, slot, [this, socket, slot] {
-        delete slot; // the slot, its deadline and these connections; the count goes down now
-        qCDebug(lcListener, "TLS handshake with %s:%u done: %s, %s",
-                qPrintable(limits::RateLimiter::ipKey(socket->peerAddress())),
-                unsigned(socket->peerPort()), qPrintable(socket->sessionCipher().protocolString()),
-                qPrintable(socket->sessionCipher().name()));
+        slot->done(socket->sessionCipher().protocolString(), socket->sessionCipher().name());
         Q_EMIT ready(socket);
     });
     socket->startServerEncryption();
-}
-
-void TlsListener::fail(QSslSocket *socket, HandshakeSlot *slot, const QString &reason,
-                       const QString &detail)
-{
-    if (slot->failed)
-        return; // reported already (an error after the timeout, or the reverse)
-    slot->failed = true;
-    const QHostAddress peer = socket->peerAddress();
-    qCInfo(lcListener, "handshake from %s failed (%s): %s",
-           qPrintable(limits::RateLimiter::ipKey(peer)), qPrintable(reason), qPrintable(detail));
-    Q_EMIT handshakeFailed(peer, reason, detail);
-    socket->abort();
-    socket->deleteLater();
 }
 
 QString TlsListener::failureReason(QAbstractSocket::SocketError error,

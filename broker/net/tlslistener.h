@@ -8,7 +8,9 @@
 // Accepted sockets get TCP_NODELAY and TCP keepalive (60 s idle, 10 s interval, 6 probes).
 
 #include <QHostAddress>
+#include <QList>
 #include <QSslConfiguration>
+#include <QSslError>
 #include <QTcpServer>
 
 #include "net/handshakegate.h"
@@ -57,10 +59,6 @@ protected:
     void incomingConnection(qintptr descriptor) override;
 
 private:
-    // Reports the failure once, then drops the connection (which frees its slot).
-    void fail(QSslSocket *socket, HandshakeSlot *slot, const QString &reason,
-              const QString &detail);
-
     QSslConfiguration m_configuration;
     HandshakeGate m_gate;
 };

@@ -1,105 +1,23 @@
 // Config loading: every key read, the defaults, the shipped example, syntax errors and paths.
-// The validation rules and their messages are tst_configvalidation.
+// Valid values key by key are tst_configvalues; the validation rules and their messages are
+// tst_configvalidation.
 
 #include <QDir>
 #include <QFile>
-#include <QMap>
 #include <QTest>
 
 #include "config/config.h"
 #include "configtestdoc.h"
+#include "configvalues.h"
 
 using cmq::Config;
 using configtest::Doc;
 using configtest::keyBytes;
 using configtest::str;
+using configtest::valueOf;
 
 namespace {
 
-QString portList(const QList<quint16> &ports)
-{
-    QStringList text;
-    for (quint16 port : ports)
-        text.append(QString::number(port));
-    return text.join(u',');
-}
-
-// Every key of a loaded config as text, so that table rows can name the key they check.
-QString valueOf(const Config &c, const QString &key)
-{
-    const auto addr = [](const cmq::HostPort &a) {
-        return QStringLiteral("%1 %2").arg(a.host.toString()).arg(a.port);
-    };
-    const auto n = [](auto v) { return QString::number(v); };
-    const auto b = [](bool v) { return QString::fromLatin1(v ? "true" : "false"); };
-    const QMap<QString, QString> values = {
-        {"server.address", addr(c.server.address)},
-        {"server.connection_type", c.server.connectionType},
-        {"server.max_line_bytes", n(c.server.maxLineBytes)},
-        {"server.handshake_timeout_ms", n(c.server.handshakeTimeoutMs)},
-        {"server.max_connections", n(c.server.maxConnections)},
-        {"server.max_handshakes", n(c.server.maxHandshakes)},
-        {"server.max_handshakes_per_ip", n(c.server.maxHandshakesPerIp)},
-        {"server.output_buffer_bytes", n(c.server.outputBufferBytes)},
-        {"tls.cert_path", c.tls.certPath},
-        {"tls.key_path", c.tls.keyPath},
-        {"tls.ca_cert_path", c.tls.caCertPath},
-        {"tls.crl_path", c.tls.crlPath},
-        {"logging.level", c.logging.level},
-        {"logging.rotation", c.logging.rotation},
-        {"logging.info_file_path", c.logging.infoFilePath},
-        {"logging.debug_file_path", c.logging.debugFilePath},
-        {"logging.error_file_path", c.logging.errorFilePath},
-        {"logging.max_size_mb", n(c.logging.maxSizeMb)},
-        {"logging.max_files", n(c.logging.maxFiles)},
-        {"database.driver", c.database.driver},
-        {"database.path", c.database.path},
-        {"database.host", c.database.hosts.join(u',')},
-        {"database.port", portList(c.database.ports)},
-        {"database.user", c.database.user},
-        {"database.password", c.database.password},
-        {"database.dbname", c.database.dbname},
-        {"database.connect_attempts", n(c.database.connectAttempts)},
-        {"database.connect_retry_delay_ms", n(c.database.connectRetryDelayMs)},
-        {"encryption.algorithm", c.encryption.algorithm},
-        {"encryption.aes_key", QString::fromLatin1(c.encryption.aesKey.toBase64())},
-        {"performance.max_queue_size", n(c.performance.maxQueueSize)},
-        {"performance.max_queue_bytes", n(c.performance.maxQueueBytes)},
-        {"performance.memory_budget_mb", n(c.performance.memoryBudgetMb)},
-        {"performance.overflow_policy", c.performance.overflowPolicy},
-        {"performance.heartbeat_timeout", n(c.performance.heartbeatTimeout)},
-        {"performance.cleanup_interval", n(c.performance.cleanupInterval)},
-        {"performance.consumer_cleanup_interval", n(c.performance.consumerCleanupInterval)},
-        {"performance.idle_timeout_sec", n(c.performance.idleTimeoutSec)},
-        {"performance.default_prefetch", n(c.performance.defaultPrefetch)},
-        {"performance.ack_timeout_sec", n(c.performance.ackTimeoutSec)},
-        {"performance.max_queues_per_cn", n(c.performance.maxQueuesPerCn)},
-        {"performance.max_exchanges_per_cn", n(c.performance.maxExchangesPerCn)},
-        {"performance.max_bindings_per_cn", n(c.performance.maxBindingsPerCn)},
-        {"admin.enabled", b(c.admin.enabled)},
-        {"admin.address", addr(c.admin.address)},
-        {"admin.allowed_cns", c.admin.allowedCns.join(u',')},
-        {"admin.metrics_http_address", addr(c.admin.metricsHttpAddress)},
-        {"admin.metrics_http_tls", b(c.admin.metricsHttpTls)},
-        {"rate_limit.enabled", b(c.rateLimit.enabled)},
-        {"rate_limit.global_rps", n(c.rateLimit.globalRps)},
-        {"rate_limit.global_burst", n(c.rateLimit.globalBurst)},
-        {"rate_limit.publish_rps", n(c.rateLimit.publishRps)},
-        {"rate_limit.publish_burst", n(c.rateLimit.publishBurst)},
-        {"rate_limit.ip_global_rps", n(c.rateLimit.ipGlobalRps)},
-        {"rate_limit.ip_global_burst", n(c.rateLimit.ipGlobalBurst)},
-        {"rate_limit.ip_publish_rps", n(c.rateLimit.ipPublishRps)},
-        {"rate_limit.ip_publish_burst", n(c.rateLimit.ipPublishBurst)},
-        {"rate_limit.max_connections_per_ip", n(c.rateLimit.maxConnectionsPerIp)},
-        {"rate_limit.max_connections_per_cn", n(c.rateLimit.maxConnectionsPerCn)},
-        {"acl.sender_cns", c.acl.senderCns.join(u',')},
-        {"acl.receiver_cns", c.acl.receiverCns.join(u',')},
-        {"acl.admin_cns", c.acl.adminCns.join(u',')},
-    };
-    return values.value(key, QStringLiteral("<no such key %1>").arg(key));
-}
-
-// A config setting every key to something other than its default. $DIR is the test directory.
 const char *const kFullToml = R"([server]
 address = "[::1]:6000"
 connection_type = "tls"
@@ -265,8 +183,6 @@ private Q_SLOTS:
     void fullConfig();
     void defaults();
     void exampleConfig();
-    void valid_data();
-    void valid();
     void relativePaths();
 
 private:
@@ -375,100 +291,6 @@ void tst_Config::exampleConfig()
     }
     QCOMPARE(loaded->config.database.path, QStringLiteral("/var/lib/ciphermq/ciphermq.db"));
     QCOMPARE(loaded->config.tls.certPath, dir() + QStringLiteral("/certs/server.crt"));
-}
-
-void tst_Config::valid_data()
-{
-    QTest::addColumn<QString>("toml");
-    QTest::addColumn<QString>("key");
-    QTest::addColumn<QString>("expected");
-
-    const auto row = [](const char *name, const char *section, const char *key,
-                        const QString &value, const char *expected) {
-        QTest::newRow(name) << Doc().set(section, key, value).text()
-                            << QStringLiteral("%1.%2").arg(section, key) << expected;
-    };
-    row("address ipv4", "server", "address", str("10.1.2.3:65535"), "10.1.2.3 65535");
-    row("address ipv6", "server", "address", str("[::1]:5671"), "::1 5671");
-    row("address ipv6 any", "server", "address", str("[::]:1"), ":: 1");
-    row("address localhost", "admin", "address", str("localhost:9091"), "127.0.0.1 9091");
-    row("address zero octet", "admin", "address", str("0.0.0.0:80"), "0.0.0.0 80");
-    row("max_line_bytes min", "server", "max_line_bytes", "1024", "1024");
-    row("max_line_bytes max", "server", "max_line_bytes", "67108864", "67108864");
-    row("prefetch unlimited", "performance", "default_prefetch", "0", "0");
-    row("prefetch max", "performance", "default_prefetch", "65535", "65535");
-    row("longest timeout", "performance", "ack_timeout_sec", "2147483", "2147483");
-    row("retry at once", "database", "connect_retry_delay_ms", "0", "0");
-    row("port max", "database", "port", "65535", "65535");
-    row("one host in a list", "database", "host", "[\"db1\"]", "db1");
-    row("host list", "database", "host", "[\"db1\", \"10.0.0.2\"]", "db1,10.0.0.2");
-    row("port list", "database", "port", "[5432, 5433]", "5432,5433");
-    QTest::newRow("one port for two hosts") << Doc()
-                                                   .set("database", "driver", str("postgresql"))
-                                                   .set("database", "host", "[\"a\", \"b\"]")
-                                                   .set("database", "port", "6000")
-                                                   .text()
-                                            << "database.port"
-                                            << "6000";
-    row("integer rps", "rate_limit", "global_rps", "100", "100");
-    QTest::newRow("ip rates follow the cn ones")
-        << Doc().set("rate_limit", "publish_rps", "7").set("rate_limit", "global_burst", "9").text()
-        << "rate_limit.ip_publish_rps"
-        << "7";
-    QTest::newRow("ip burst follows the cn one")
-        << Doc().set("rate_limit", "global_burst", "9").text() << "rate_limit.ip_global_burst"
-        << "9";
-    QTest::newRow("ip rate of its own") << Doc()
-                                               .set("rate_limit", "publish_rps", "7")
-                                               .set("rate_limit", "ip_publish_rps", "70")
-                                               .text()
-                                        << "rate_limit.ip_publish_rps"
-                                        << "70";
-    row("tiny burst", "rate_limit", "publish_burst", "0.001", "0.001");
-    row("rotation never", "logging", "rotation", str("never"), "never");
-    row("keep every log", "logging", "max_files", "0", "0");
-    row("one connection", "server", "max_connections", "1", "1");
-    row("smallest output buffer", "server", "output_buffer_bytes", "65536", "65536");
-    row("metrics on loopback", "admin", "metrics_http_address", str("127.0.0.1:9464"),
-        "127.0.0.1 9464");
-    row("metrics on ipv6 loopback", "admin", "metrics_http_address", str("[::1]:9464"), "::1 9464");
-    row("metrics off", "admin", "metrics_http_address", str(""), " 0");
-    QTest::newRow("metrics anywhere with tls")
-        << Doc()
-               .set("admin", "metrics_http_address", str("0.0.0.0:9464"))
-               .set("admin", "metrics_http_tls", "true")
-               .text()
-        << "admin.metrics_http_address"
-        << "0.0.0.0 9464";
-    row("level trace", "logging", "level", str("trace"), "trace");
-    row("empty acl", "acl", "sender_cns", "[]", "");
-    // Only "<cn>_" starting another CN overlaps: receiver_1 and receiver_10 are apart.
-    row("acl receivers with shared stems", "acl", "receiver_cns",
-        R"(["receiver_1", "receiver_10", "receiverx", "receiver-1"])",
-        "receiver_1,receiver_10,receiverx,receiver-1");
-    row("aes_key unpadded", "encryption", "aes_key", str(keyBytes('b').toBase64().chopped(1)),
-        keyBytes('b').toBase64().constData());
-    QTest::newRow("postgresql needs no path") << Doc()
-                                                     .set("database", "driver", str("postgresql"))
-                                                     .set("database", "path", str(""))
-                                                     .text()
-                                              << "database.path"
-                                              << "";
-    QTest::newRow("sqlite needs no host")
-        << Doc().set("database", "driver", str("sqlite")).set("database", "host", str("")).text()
-        << "database.host"
-        << "";
-}
-
-void tst_Config::valid()
-{
-    QFETCH(QString, toml);
-    QFETCH(QString, key);
-    QFETCH(QString, expected);
-    const auto loaded = cmq::loadConfig(write(toml));
-    QVERIFY2(loaded.ok(), qPrintable(loaded.error()));
-    QCOMPARE(loaded->warnings, QStringList());
-    QCOMPARE(valueOf(loaded->config, key), expected);
 }
 
 void tst_Config::relativePaths()

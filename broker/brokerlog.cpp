@@ -1,0 +1,5 @@
+#include "brokerlog.h"
+
+namespace cmq {
+Q_LOGGING_CATEGORY(lcBroker, "ciphermq.broker")
+} // namespace cmq
