@@ -28,6 +28,7 @@ protocol=(
     "$root/common/protocol/requestparser.cpp"
     "$root/common/protocol/replies.cpp"
     "$root/common/protocol/envelope.cpp"
+    "$root/common/protocol/flatenvelope.cpp"
 )
 headers=("$root"/common/protocol/*.h "$root/common/util/result.h" "$here/fuzzcheck.h")
 packages=(Qt6Core)
