@@ -2,6 +2,8 @@
 
 #include <QStringList>
 
+#include "core/exchangetype.h"
+
 namespace cmq {
 
 using protocol::Command;
@@ -109,22 +111,9 @@ Verdict AclManager::mayBindToExchange(Roles roles, const QString &cn, const QStr
 {
     if (roles & Role::Admin)
         return accepted();
-    if (exchangeType == QLatin1String("fanout") && creator != cn)
-        return Refusal::of(Refusal::Kind::FanoutCreatorOnly, exchange, creator);
-    if (exchangeType == QLatin1String("topic")) {
-        // The key starts with the CN (mayBindRoutingKey); a CN with dots spans several words,
-        // none of which may be a wildcard ("a.#" binding its own CN "a.#" would match "a.b_x").
-        qsizetype start = 0;
-        while (start <= cn.size()) {
-            qsizetype end = bindingKey.indexOf(u'.', start);
-            if (end < 0)
-                end = bindingKey.size();
-            const QStringView word = QStringView(bindingKey).mid(start, end - start);
-            if (word == u"*" || word == u"#")
-                return Refusal::of(Refusal::Kind::TopicPatternWildcard, bindingKey, cn);
-            start = end + 1;
-        }
-    }
+    // The type's own rule (FanoutExchange, TopicExchange); an unknown type adds none.
+    if (const ExchangeType *type = findExchangeType(exchangeType))
+        return type->mayBind(cn, exchange, creator, bindingKey);
     return accepted();
 }
 

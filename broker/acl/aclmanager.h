@@ -38,10 +38,9 @@ public:
     // key must be the CN or start with "{cn}_". A refusal names the rule (Refusal::Kind).
     static Verdict mayUseQueue(Roles roles, const QString &cn, const QString &queue);
     static Verdict mayBindRoutingKey(Roles roles, const QString &cn, const QString &routingKey);
-    // The rules a binding to a fanout or topic exchange adds (after mayBindRoutingKey): a
-    // topic pattern may not use `*` or `#` for a word of the CN prefix, so it matches keys
-    // inside the receiver's namespace only; a fanout exchange takes bindings from its creator
-    // (and admins) only, the creator choosing which queues get its copies.
+    // The rule a binding to an exchange of `exchangeType` adds (after mayBindRoutingKey), for
+    // receivers (admins pass): the type's own, ExchangeType::mayBind (a fanout exchange takes
+    // bindings from its creator only; a topic pattern starts with the literal words of the CN).
     static Verdict mayBindToExchange(Roles roles, const QString &cn, const QString &exchange,
                                      const QString &exchangeType, const QString &creator,
                                      const QString &bindingKey);

@@ -11,6 +11,8 @@
 #include <QStringList>
 #include <QStringView>
 
+#include "core/refusal.h"
+
 namespace cmq {
 
 // An exchange's bindings: binding key → the queues bound with it, in binding order.
@@ -33,11 +35,25 @@ public:
     virtual ~ExchangeType() = default;
     virtual QString name() const = 0; // as stored in exchanges.type and shown by the admin views
     virtual std::unique_ptr<BindingIndex> newIndex() const = 0;
+    // The rule a type adds to binding `bindingKey` to one of its exchanges, made by `creator`,
+    // for a receiver `cn` whose key already passed AclManager::mayBindRoutingKey (admins are
+    // not asked). Any key by default.
+    virtual Verdict mayBind(const QString &cn, const QString &exchange, const QString &creator,
+                            const QString &bindingKey) const
+    {
+        Q_UNUSED(cn);
+        Q_UNUSED(exchange);
+        Q_UNUSED(creator);
+        Q_UNUSED(bindingKey);
+        return accepted();
+    }
 };
 
 // The registered type called `name`, or null.
 const ExchangeType *findExchangeType(QStringView name);
 // The type of an exchange declared without one (declare_exchange <name>): direct.
 const ExchangeType &defaultExchangeType();
+// The registered names in the registry's order, as a reply lists them: "direct, fanout or topic".
+QString exchangeTypeNames();
 
 } // namespace cmq

@@ -95,4 +95,16 @@ const ExchangeType &defaultExchangeType()
     return direct;
 }
 
+QString exchangeTypeNames()
+{
+    QString names;
+    const qsizetype count = qsizetype(std::size(registered));
+    for (qsizetype i = 0; i < count; ++i) {
+        if (i > 0)
+            names += i == count - 1 ? QStringLiteral(" or ") : QStringLiteral(", ");
+        names += registered[i]->name();
+    }
+    return names;
+}
+
 } // namespace cmq

@@ -165,4 +165,22 @@ std::unique_ptr<BindingIndex> TopicExchange::newIndex() const
     return std::make_unique<TopicIndex>();
 }
 
+Verdict TopicExchange::mayBind(const QString &cn, const QString &, const QString &,
+                               const QString &bindingKey) const
+{
+    // The key starts with the CN (mayBindRoutingKey); a CN with dots spans several words, none
+    // of which may be a wildcard ("a.#" binding its own CN "a.#" would match "a.b_x").
+    qsizetype start = 0;
+    while (start <= cn.size()) {
+        qsizetype end = bindingKey.indexOf(u'.', start);
+        if (end < 0)
+            end = bindingKey.size();
+        const QStringView word = QStringView(bindingKey).mid(start, end - start);
+        if (word == u"*" || word == u"#")
+            return Refusal::of(Refusal::Kind::TopicPatternWildcard, bindingKey, cn);
+        start = end + 1;
+    }
+    return accepted();
+}
+
 } // namespace cmq

@@ -59,6 +59,18 @@ Dispatcher::Dispatcher(Services &services) : m_services(services)
 {
 }
 
+void Dispatcher::checkParsed(protocol::ParseResult &parsed)
+{
+    if (parsed.status != protocol::ParseStatus::Ok ||
+        parsed.request.command != Command::DeclareExchange)
+        return;
+    if (auto refused = handlers::unknownExchangeType(parsed.request)) {
+        parsed = protocol::ParseResult{};
+        parsed.status = protocol::ParseStatus::InvalidArgument;
+        parsed.errorReply = std::move(*refused);
+    }
+}
+
 void Dispatcher::dispatch(Session &session, const protocol::Request &request, const Reply &reply)
 {
     const Handler handler = handlerFor(request.command);

@@ -3,6 +3,8 @@
 // command (arguments, resource ownership), asks the router or storage, and completes `reply`
 // exactly once, possibly later.
 
+#include <optional>
+
 #include "core/publishoutcome.h"
 #include "core/services.h"
 #include "handlers/refusalreplies.h"
@@ -15,6 +17,10 @@ using protocol::Request;
 
 void declareQueue(const HandlerContext &ctx, const Request &request, const Reply &reply);
 void declareExchange(const HandlerContext &ctx, const Request &request, const Reply &reply);
+// declare_exchange with a type the registry does not know: the reply line ("Error: Invalid
+// exchange type: expected direct, fanout or topic", the names in the registry's order), without
+// its "\n" as the parser's error replies; null if the type is known or not given.
+std::optional<QByteArray> unknownExchangeType(const Request &request);
 void bind(const HandlerContext &ctx, const Request &request, const Reply &reply);
 void publish(const HandlerContext &ctx, const Request &request, const Reply &reply);
 void publishBatch(const HandlerContext &ctx, const Request &request, const Reply &reply);

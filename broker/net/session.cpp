@@ -156,7 +156,8 @@ void Session::processBuffer()
 void Session::handleLine(QByteArrayView line)
 {
     ++m_counters.requestsIn;
-    const protocol::ParseResult parsed = protocol::parseRequest(line);
+    protocol::ParseResult parsed = protocol::parseRequest(line);
+    Dispatcher::checkParsed(parsed);
     const quint64 slot = reserveReply();
     if (m_draining && (parsed.request.command == protocol::Command::Consume ||
                        parsed.request.command == protocol::Command::Fetch)) {

@@ -227,8 +227,10 @@ ParseResult parsePublish(Command command, QByteArrayView rest)
     return ok(command, {exchange, routingKey, body});
 }
 
-// declare_exchange <exchange> [direct|fanout|topic]: without a type, as the existing clients
-// send it, the exchange is direct.
+// declare_exchange <exchange> [type]: without a type, as the existing clients send it, the
+// exchange is direct. The type is the rest of the line as given; the broker knows which types
+// there are and refuses any other (Dispatcher::checkParsed), with the same line for every
+// unknown type, extra words or odd characters included.
 ParseResult parseDeclareExchange(QByteArrayView rest)
 {
     const QByteArrayView exchange = takeWord(rest);
@@ -239,8 +241,6 @@ ParseResult parseDeclareExchange(QByteArrayView rest)
         return std::move(*error);
     if (type.isEmpty())
         return ok(Command::DeclareExchange, {exchange});
-    if (type != "direct" && type != "fanout" && type != "topic")
-        return invalid("Error: Invalid exchange type: expected direct, fanout or topic");
     return ok(Command::DeclareExchange, {exchange, type});
 }
 

@@ -55,7 +55,8 @@ struct DispatcherHarness
     // Dispatches `line` and returns the reply lines (null if no reply came).
     QByteArray run(const QByteArray &line)
     {
-        const protocol::ParseResult parsed = protocol::parseRequest(line);
+        protocol::ParseResult parsed = protocol::parseRequest(line);
+        Dispatcher::checkParsed(parsed); // as the session does
         if (parsed.status != protocol::ParseStatus::Ok)
             return "parse failed: " + parsed.errorReply;
         QByteArray answer;
