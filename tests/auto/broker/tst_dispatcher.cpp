@@ -40,6 +40,8 @@ class tst_Dispatcher : public QObject
 private Q_SLOTS:
     void commandMatrix_data();
     void commandMatrix();
+    void unknownExchangeTypes_data();
+    void unknownExchangeTypes();
     void malformedLinesPassThroughTheRateLimit();
     void rateLimitAndItsExemptions();
 };
@@ -80,6 +82,50 @@ void tst_Dispatcher::commandMatrix()
         const protocol::Command command = protocol::parseRequest(line).request.command;
         reply = handlers::refusalLine(AclManager::commandDenied(Roles(Role(roles)), command));
     }
+    QCOMPARE(h.run(line), reply);
+}
+
+// A type the registry does not know is refused as a malformed line, as the parser did before
+// the registry listed the types: before the ACL (a sender hears of the type, not of the
+// command), with one line for any unknown type, odd characters and extra words included.
+void tst_Dispatcher::unknownExchangeTypes_data()
+{
+    QTest::addColumn<int>("roles");
+    QTest::addColumn<QByteArray>("line");
+    QTest::addColumn<QByteArray>("reply");
+    const int sender = int(Role::Sender);
+    const int receiver = int(Role::Receiver);
+    const QByteArray invalidType =
+        "parse failed: Error: Invalid exchange type: expected direct, fanout or topic";
+    QTest::newRow("unknown") << receiver << QByteArray("declare_exchange a headers")
+                             << invalidType;
+    QTest::newRow("unknown, sender") << sender << QByteArray("declare_exchange a headers")
+                                     << invalidType;
+    QTest::newRow("two types") << receiver << QByteArray("declare_exchange a topic fanout")
+                               << invalidType;
+    QTest::newRow("upper case") << receiver << QByteArray("declare_exchange a TOPIC")
+                                << invalidType;
+    QTest::newRow("control character") << receiver << QByteArray("declare_exchange a top\x01ic")
+                                       << invalidType;
+    QTest::newRow("256-byte type") << receiver << "declare_exchange a " + QByteArray(256, 't')
+                                   << invalidType;
+    QTest::newRow("bad name before the type")
+        << receiver << QByteArray("declare_exchange a\x01 headers")
+        << QByteArray("parse failed: Error: Invalid exchange name: must not contain spaces or "
+                      "control characters");
+    QTest::newRow("known, sender") << sender << QByteArray("declare_exchange a topic")
+                                   << QByteArray();
+}
+
+void tst_Dispatcher::unknownExchangeTypes()
+{
+    QFETCH(int, roles);
+    QFETCH(QByteArray, line);
+    QFETCH(QByteArray, reply);
+    Harness h{Roles(Role(roles))};
+    if (reply.isEmpty())
+        reply = handlers::refusalLine(
+            AclManager::commandDenied(Roles(Role(roles)), protocol::Command::DeclareExchange));
     QCOMPARE(h.run(line), reply);
 }
 
