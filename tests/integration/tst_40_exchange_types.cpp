@@ -248,6 +248,11 @@ void tst_ExchangeTypes::bindingRules()
     // Only the types there are.
     QCOMPARE(owner.request("declare_exchange receiver_1_h headers"),
              "Error: Invalid exchange type: expected direct, fanout or topic");
+    // A malformed line to a sender too, answered before the ACL's command check (as ever).
+    TestClient sender("sender_1");
+    QVERIFY(sender.connectTo(broker.port()));
+    QCOMPARE(sender.request("declare_exchange receiver_1_h topic fanout"),
+             "Error: Invalid exchange type: expected direct, fanout or topic");
     QVERIFY(broker.terminate());
 }
 
