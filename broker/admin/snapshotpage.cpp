@@ -174,6 +174,10 @@ qint64 bucketNumber(const limits::ClientView &v, const QString &sort)
         return v.connectionLimit;
     if (sort == u"idle_seconds")
         return milli(v.idleSeconds);
+    if (sort == u"accepted") // both buckets, as the console's column
+        return qint64(v.global.accepted + v.publish.accepted);
+    if (sort == u"rejected")
+        return qint64(v.global.rejected + v.publish.rejected);
     if (sort.endsWith(u"_tokens"))
         return milli(b.tokens);
     if (sort.endsWith(u"_accepted"))

@@ -35,6 +35,7 @@ QList<limits::ClientView> views()
         v.connectionLimit = 20;
         v.global.tokens = 100 - (i % 13) * 0.25; // fractions, repeated: ties to break
         v.global.rejected = quint64((i * 7919) % 997);
+        v.publish.rejected = quint64(i % 5);
         v.publish.accepted = quint64(i);
         all.append(v);
     }
@@ -113,6 +114,7 @@ void tst_BucketPage::slices_data()
     QTest::newRow("publish accepted, last short") << "publish_accepted" << true << 9950 << 200;
     QTest::newRow("connections, past the end") << "connections" << false << 10000 << 200;
     QTest::newRow("key desc") << "key" << true << 100 << 50;
+    QTest::newRow("rejected, both buckets") << "rejected" << true << 0 << 500;
 }
 
 void tst_BucketPage::slices()
@@ -128,6 +130,10 @@ void tst_BucketPage::slices()
         expected = sortedBy([](const limits::ClientView &v) { return v.global.tokens; }, descending);
     else if (sort == u"publish_accepted")
         expected = sortedBy([](const limits::ClientView &v) { return v.publish.accepted; }, descending);
+    else if (sort == u"rejected")
+        expected = sortedBy(
+            [](const limits::ClientView &v) { return v.global.rejected + v.publish.rejected; },
+            descending);
     else if (sort == u"connections")
         expected = sortedBy([](const limits::ClientView &v) { return v.connections; }, descending);
     else
