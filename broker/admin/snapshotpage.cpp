@@ -1,7 +1,7 @@
-// Paged queue, connection and rate-limit bucket lists (docs/ADMIN-PROTOCOL.md, "Paging"). At 50,000 queues the
-// whole list is megabytes of JSON each second; a page is filtered and ordered on plain keys
-// (a number or a string per row), with nth_element + partial_sort over the page only, and
-// only the page's rows become JSON.
+// Paged queue, connection and rate-limit bucket lists (docs/ADMIN-PROTOCOL.md, "Paging"). At
+// 50,000 queues the whole list is megabytes of JSON each second; a page is filtered and ordered
+// on plain keys (a number or a string per row), with nth_element + partial_sort over the page
+// only, and only the page's rows become JSON.
 
 #include <algorithm>
 #include <cmath>

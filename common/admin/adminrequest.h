@@ -65,9 +65,9 @@ inline constexpr int MaxDeadLetterEntries = 10000;
 inline constexpr int DefaultMessagePageRows = 100;
 inline constexpr int MaxMessagePageRows = 1000;
 
-// Page options of a snapshot's queue, connection and rate-limit bucket lists (`json`, `watch`), written
-// `<list>.<option>=<value>` (docs/ADMIN-PROTOCOL.md, "Paging"): a console with 50,000 queues
-// asks for the rows it shows instead of all of them.
+// Page options of a snapshot's queue, connection and rate-limit bucket lists (`json`,
+// `watch`), written `<list>.<option>=<value>` (docs/ADMIN-PROTOCOL.md, "Paging"): a console
+// with 50,000 queues asks for the rows it shows instead of all of them.
 inline constexpr int DefaultPageRows = 200;
 inline constexpr int MaxPageRows = 10000;
 inline constexpr int MaxPageOffset = 100000000;

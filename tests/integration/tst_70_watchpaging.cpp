@@ -1,7 +1,7 @@
 // Paged snapshots (docs/ADMIN-PROTOCOL.md, "Paging") against a real broker with 300 queues:
 // a page and its totals, the filter, the sort keys with their tie-breaker, only the page's
-// bindings, the connection list's and the rate-limit buckets' pages, a watch that pages and one that stops paging, and
-// that `json` and `watch` without page options answer as before.
+// bindings, the connection list's and the rate-limit buckets' pages, a watch that pages and one
+// that stops paging, and that `json` and `watch` without page options answer as before.
 
 #include "adminfixture.h"
 
@@ -272,9 +272,12 @@ void tst_WatchPaging::bucketPage()
     QStringList wholeKeys, pageKeys;
     for (const QJsonValue &b : all)
         wholeKeys.append(b.toObject().value("key").toString());
-    const QJsonArray paged =
-        ask("json ratelimits.limit=10000").toObject().value("ratelimits").toObject().value(
-            "buckets").toArray();
+    const QJsonArray paged = ask("json ratelimits.limit=10000")
+                                 .toObject()
+                                 .value("ratelimits")
+                                 .toObject()
+                                 .value("buckets")
+                                 .toArray();
     for (const QJsonValue &b : paged)
         pageKeys.append(b.toObject().value("key").toString());
     QCOMPARE(pageKeys, wholeKeys);
@@ -326,7 +329,10 @@ void tst_WatchPaging::watchPages()
     snapshot = snapshotLine(watcher);
     QCOMPARE(snapshot.value("ratelimits").toObject().value("buckets").toArray().size(), 1);
     QCOMPARE(snapshot.value("ratelimits_page").toObject().value("sort").toString(), u"key");
-    QCOMPARE(snapshot.value("ratelimits").toObject().value("buckets").toArray()[0]
+    QCOMPARE(snapshot.value("ratelimits")
+                 .toObject()
+                 .value("buckets")
+                 .toArray()[0]
                  .toObject()
                  .value("key")
                  .toString(),

@@ -79,12 +79,13 @@ QString keyOf(const limits::ClientView &v)
 template <typename Value> QStringList sortedBy(Value value, bool descending)
 {
     QList<limits::ClientView> all = views();
-    std::sort(all.begin(), all.end(), [&](const limits::ClientView &a, const limits::ClientView &b) {
-        const auto va = value(a), vb = value(b);
-        if (va != vb)
-            return descending ? va > vb : va < vb;
-        return std::pair(int(a.scope), a.key) < std::pair(int(b.scope), b.key);
-    });
+    std::sort(all.begin(), all.end(),
+              [&](const limits::ClientView &a, const limits::ClientView &b) {
+                  const auto va = value(a), vb = value(b);
+                  if (va != vb)
+                      return descending ? va > vb : va < vb;
+                  return std::pair(int(a.scope), a.key) < std::pair(int(b.scope), b.key);
+              });
     QStringList keys;
     for (const limits::ClientView &v : all)
         keys.append(keyOf(v));
@@ -130,11 +131,14 @@ void tst_BucketPage::slices()
     QFETCH(int, limit);
     QStringList expected;
     if (sort == u"global_rejected")
-        expected = sortedBy([](const limits::ClientView &v) { return v.global.rejected; }, descending);
+        expected =
+            sortedBy([](const limits::ClientView &v) { return v.global.rejected; }, descending);
     else if (sort == u"global_tokens")
-        expected = sortedBy([](const limits::ClientView &v) { return v.global.tokens; }, descending);
+        expected =
+            sortedBy([](const limits::ClientView &v) { return v.global.tokens; }, descending);
     else if (sort == u"publish_accepted")
-        expected = sortedBy([](const limits::ClientView &v) { return v.publish.accepted; }, descending);
+        expected =
+            sortedBy([](const limits::ClientView &v) { return v.publish.accepted; }, descending);
     else if (sort == u"rejected")
         expected = sortedBy(
             [](const limits::ClientView &v) { return v.global.rejected + v.publish.rejected; },
@@ -171,8 +175,8 @@ void tst_BucketPage::filterAndCounts()
     QCOMPARE(got.info.value("matched").toInt(), 10);
     QCOMPARE(got.info.value("total").toInt(), CnCount + IpCount);
     QCOMPARE(got.info.value("filter").toString(), u"CLIENT_0001");
-    QCOMPARE(keysOf(got.rows), (QStringList{u"cn:" + cnKey(19), u"cn:" + cnKey(18),
-                                            u"cn:" + cnKey(17)}));
+    QCOMPARE(keysOf(got.rows),
+             (QStringList{u"cn:" + cnKey(19), u"cn:" + cnKey(18), u"cn:" + cnKey(17)}));
     // IP keys match too; nothing matching is an empty page with its counts.
     QCOMPARE(snapshot::bucketPage(views(), page({}, false, 0, 200, "10.0.30."))
                  .info.value("matched")
@@ -189,9 +193,8 @@ void tst_BucketPage::rowsAreWholeBuckets()
     const QList<limits::ClientView> all = views();
     const snapshot::Page got = snapshot::bucketPage(all, page("key", false, 0, 1));
     QCOMPARE(got.rows.size(), 1);
-    const auto first = std::min_element(all.begin(), all.end(), [](const auto &a, const auto &b) {
-        return a.key < b.key;
-    });
+    const auto first = std::min_element(all.begin(), all.end(),
+                                        [](const auto &a, const auto &b) { return a.key < b.key; });
     QCOMPARE(got.rows[0].toObject(), snapshot::bucket(*first));
     QCOMPARE(got.rows[0].toObject().keys(),
              (QStringList{"connection_limit", "connections", "global", "idle_seconds", "key",

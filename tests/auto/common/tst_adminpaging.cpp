@@ -1,6 +1,7 @@
-// The page options of `json` and `watch` (queues, connections, ratelimits) (docs/ADMIN-PROTOCOL.md, "Paging"): what each option
-// sets, the defaults, the exact error line for each mistake, that the forms without options
-// parse as before, and that pagingArguments() writes what the parser reads back.
+// The page options of `json` and `watch` for the queues, connections and rate-limit buckets
+// (docs/ADMIN-PROTOCOL.md, "Paging"): what each option sets, the defaults, the exact error line
+// for each mistake, that the forms without options parse as before, and that pagingArguments()
+// writes what the parser reads back.
 
 #include <QTest>
 
@@ -53,30 +54,34 @@ void tst_AdminPaging::options_data()
         << QByteArray("watch 1000 queues,connections queues.filter=orders queues.sort=ready "
                       "queues.order=desc queues.offset=0 queues.limit=200 connections.limit=200")
         << qc << page("orders", "ready", true, 0, 200) << page({}, {}, false, 0, 200) << ListPage();
-    QTest::newRow("options without sections") << QByteArray("watch 500 queues.offset=400") << all
-                                              << page({}, {}, false, 400) << ListPage() << ListPage();
+    QTest::newRow("options without sections")
+        << QByteArray("watch 500 queues.offset=400") << all << page({}, {}, false, 400)
+        << ListPage() << ListPage();
     QTest::newRow("connections only")
         << QByteArray("watch 500 connections connections.sort=bytes_out connections.order=asc "
                       "connections.filter=10.0.")
         << int(Section::Connections) << ListPage() << page("10.0.", "bytes_out") << ListPage();
     QTest::newRow("limits") << QByteArray("watch 100 queues.limit=1 connections.limit=10000") << all
-                            << page({}, {}, false, 0, 1) << page({}, {}, false, 0, MaxPageRows) << ListPage();
+                            << page({}, {}, false, 0, 1) << page({}, {}, false, 0, MaxPageRows)
+                            << ListPage();
     QTest::newRow("offset max") << QByteArray("watch 100 queues.offset=100000000") << all
                                 << page({}, {}, false, MaxPageOffset) << ListPage() << ListPage();
     QTest::newRow("unicode filter") << QByteArray("watch 100 queues.filter=صف") << all
                                     << page(QStringLiteral("صف")) << ListPage() << ListPage();
-    QTest::newRow("filter with '=' and '.'")
-        << QByteArray("watch 100 queues.filter=a=b.c") << all << page("a=b.c") << ListPage() << ListPage();
+    QTest::newRow("filter with '=' and '.'") << QByteArray("watch 100 queues.filter=a=b.c") << all
+                                             << page("a=b.c") << ListPage() << ListPage();
     QTest::newRow("json") << QByteArray("json queues.sort=depth connections.sort=not_after") << all
                           << page({}, "depth") << page({}, "not_after") << ListPage();
     QTest::newRow("ratelimits")
-        << QByteArray("watch 1000 ratelimits ratelimits.filter=sender ratelimits.sort=global_rejected "
-                      "ratelimits.order=desc ratelimits.offset=200 ratelimits.limit=100")
+        << QByteArray(
+               "watch 1000 ratelimits ratelimits.filter=sender ratelimits.sort=global_rejected "
+               "ratelimits.order=desc ratelimits.offset=200 ratelimits.limit=100")
         << int(Section::RateLimits) << ListPage() << ListPage()
         << page("sender", "global_rejected", true, 200, 100);
-    QTest::newRow("all three")
-        << QByteArray("json queues.limit=5 connections.limit=6 ratelimits.sort=key")
-        << all << page({}, {}, false, 0, 5) << page({}, {}, false, 0, 6) << page({}, "key");
+    QTest::newRow("all three") << QByteArray(
+                                      "json queues.limit=5 connections.limit=6 ratelimits.sort=key")
+                               << all << page({}, {}, false, 0, 5) << page({}, {}, false, 0, 6)
+                               << page({}, "key");
 }
 
 void tst_AdminPaging::options()
