@@ -126,19 +126,21 @@ template <size_t N> QStringList keyList(const char *const (&keys)[N])
 }
 
 // A bucket's fields; `accepted` and `rejected` are its two buckets' sums (the console's columns).
-constexpr const char *rateLimitSorts[] = {"scope",
-                                          "key",
-                                          "connections",
-                                          "connection_limit",
-                                          "idle_seconds",
-                                          "global_tokens",
-                                          "global_accepted",
-                                          "global_rejected",
-                                          "publish_tokens",
-                                          "publish_accepted",
-                                          "publish_rejected",
-                                          "accepted",
-                                          "rejected"};
+constexpr const char *rateLimitSorts[] = {
+    "scope",
+    "key",
+    "connections",
+    "connection_limit",
+    "idle_seconds",
+    "global_tokens",
+    "global_accepted",
+    "global_rejected",
+    "publish_tokens",
+    "publish_accepted",
+    "publish_rejected",
+    "accepted",
+    "rejected",
+};
 
 constexpr const char *pageOptionNames[] = {"filter", "sort", "order", "offset", "limit"};
 
