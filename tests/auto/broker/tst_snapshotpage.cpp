@@ -68,6 +68,7 @@ admin::ListPage page(const QString &sort, bool descending, int offset, int limit
     return p;
 }
 
+// Rate-limit buckets: one per client CN and per source IP.
 constexpr int CnCount = 6000;
 constexpr int IpCount = 4000;
 
