@@ -117,7 +117,7 @@ QStringList keysOf(const QJsonArray &buckets)
 
 QString keyOf(const limits::ClientView &v)
 {
-    return (v.scope == limits::Scope::Cn ? u"cn:" : u"ip:") + v.key;
+    return (v.scope == limits::Scope::Cn ? QStringLiteral("cn:") : QStringLiteral("ip:")) + v.key;
 }
 
 // The whole list ordered by `value`, ties by scope and key: what every page is a slice of.
@@ -364,7 +364,7 @@ void tst_SnapshotPage::bucketDefaultOrder()
     QCOMPARE(got.info.value("sort").toString(), u"scope");
     QStringList expected = sortedBy([](const limits::ClientView &) { return 0; }, false);
     QCOMPARE(keysOf(got.rows), expected.mid(5990, 20));
-    QCOMPARE(keysOf(got.rows).first(), u"cn:" + cnKey(5990));
+    QCOMPARE(keysOf(got.rows).first(), QStringLiteral("cn:") + cnKey(5990));
     QVERIFY(keysOf(got.rows).last().startsWith(u"ip:"));
 }
 
@@ -377,7 +377,7 @@ void tst_SnapshotPage::bucketFilterAndCounts()
     QCOMPARE(got.info.value("total").toInt(), CnCount + IpCount);
     QCOMPARE(got.info.value("filter").toString(), u"CLIENT_0001");
     QCOMPARE(keysOf(got.rows),
-             (QStringList{u"cn:" + cnKey(19), u"cn:" + cnKey(18), u"cn:" + cnKey(17)}));
+             (QStringList{QStringLiteral("cn:") + cnKey(19), QStringLiteral("cn:") + cnKey(18), QStringLiteral("cn:") + cnKey(17)}));
     // IP keys match too; nothing matching is an empty page with its counts.
     QCOMPARE(snapshot::bucketPage(views(), page({}, false, 0, 200, "10.0.30."))
                  .info.value("matched")
