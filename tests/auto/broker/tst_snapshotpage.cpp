@@ -106,6 +106,19 @@ double threadCpuMs()
     return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
+// The median CPU time of 7 runs of `build`.
+template <typename Build> double medianCpuMs(Build &&build)
+{
+    QList<double> ms;
+    for (int i = 0; i < 7; ++i) {
+        const double start = threadCpuMs();
+        build();
+        ms.append(threadCpuMs() - start);
+    }
+    std::sort(ms.begin(), ms.end());
+    return ms[ms.size() / 2];
+}
+
 QStringList keysOf(const QJsonArray &buckets)
 {
     QStringList keys;
@@ -258,21 +271,8 @@ void tst_SnapshotPage::bindingsOfThePage()
 void tst_SnapshotPage::timing()
 {
     const Router &router = *m_harness->router;
-    const auto median = [](QList<double> v) {
-        std::sort(v.begin(), v.end());
-        return v[v.size() / 2];
-    };
-    const auto time = [&](auto &&build) {
-        QList<double> ms;
-        for (int i = 0; i < 7; ++i) {
-            const double start = threadCpuMs();
-            build();
-            ms.append(threadCpuMs() - start);
-        }
-        return median(ms);
-    };
     qsizetype wholeBytes = 0;
-    const double whole = time([&] {
+    const double whole = medianCpuMs([&] {
         wholeBytes = QJsonDocument(QJsonObject{{"queues", snapshot::queues(router)},
                                                {"bindings", snapshot::bindings(router)}})
                          .toJson(QJsonDocument::Compact)
@@ -280,7 +280,7 @@ void tst_SnapshotPage::timing()
     });
     qsizetype pageBytes = 0;
     const auto paged = [&](const admin::ListPage &p) {
-        return time([&] {
+        return medianCpuMs([&] {
             const snapshot::Page got = snapshot::queuePage(router, p);
             pageBytes = QJsonDocument(
                             QJsonObject{{"queues", got.rows},
@@ -297,8 +297,8 @@ void tst_SnapshotPage::timing()
     // Where a page's time goes: choosing and building the rows, then the page's bindings.
     snapshot::Page rowsOnly;
     const double rows =
-        time([&] { rowsOnly = snapshot::queuePage(router, page("ready", true, 0, 200)); });
-    const double pageBindings = time([&] { snapshot::bindings(router, &rowsOnly.queueNames); });
+        medianCpuMs([&] { rowsOnly = snapshot::queuePage(router, page("ready", true, 0, 200)); });
+    const double pageBindings = medianCpuMs([&] { snapshot::bindings(router, &rowsOnly.queueNames); });
     qInfo("%d queues and their bindings, CPU time, median of 7: whole list %.1f ms (%.1f MB of "
           "JSON); "
           "page of 200 (%.0f kB): by name %.1f ms, by ready desc %.1f ms, by max_length at "
@@ -405,24 +405,14 @@ void tst_SnapshotPage::bucketRowsAreWholeBuckets()
 void tst_SnapshotPage::bucketTiming()
 {
     const QList<limits::ClientView> all = views();
-    const auto time = [&](auto &&build) {
-        QList<double> ms;
-        for (int i = 0; i < 7; ++i) {
-            const double start = threadCpuMs();
-            build();
-            ms.append(threadCpuMs() - start);
-        }
-        std::sort(ms.begin(), ms.end());
-        return ms[3];
-    };
     qsizetype wholeBytes = 0, pageBytes = 0;
-    const double whole = time([&] {
+    const double whole = medianCpuMs([&] {
         QJsonArray buckets;
         for (const limits::ClientView &v : all)
             buckets.append(snapshot::bucket(v));
         wholeBytes = QJsonDocument(buckets).toJson(QJsonDocument::Compact).size();
     });
-    const double paged = time([&] {
+    const double paged = medianCpuMs([&] {
         const snapshot::Page got = snapshot::bucketPage(all, page("rejected", true, 0, 200));
         pageBytes = QJsonDocument(got.rows).toJson(QJsonDocument::Compact).size();
     });
