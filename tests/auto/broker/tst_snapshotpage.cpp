@@ -298,7 +298,8 @@ void tst_SnapshotPage::timing()
     snapshot::Page rowsOnly;
     const double rows =
         medianCpuMs([&] { rowsOnly = snapshot::queuePage(router, page("ready", true, 0, 200)); });
-    const double pageBindings = medianCpuMs([&] { snapshot::bindings(router, &rowsOnly.queueNames); });
+    const double pageBindings =
+        medianCpuMs([&] { snapshot::bindings(router, &rowsOnly.queueNames); });
     qInfo("%d queues and their bindings, CPU time, median of 7: whole list %.1f ms (%.1f MB of "
           "JSON); "
           "page of 200 (%.0f kB): by name %.1f ms, by ready desc %.1f ms, by max_length at "
@@ -377,7 +378,8 @@ void tst_SnapshotPage::bucketFilterAndCounts()
     QCOMPARE(got.info.value("total").toInt(), CnCount + IpCount);
     QCOMPARE(got.info.value("filter").toString(), u"CLIENT_0001");
     QCOMPARE(keysOf(got.rows),
-             (QStringList{QStringLiteral("cn:") + cnKey(19), QStringLiteral("cn:") + cnKey(18), QStringLiteral("cn:") + cnKey(17)}));
+             (QStringList{QStringLiteral("cn:") + cnKey(19), QStringLiteral("cn:") + cnKey(18),
+                          QStringLiteral("cn:") + cnKey(17)}));
     // IP keys match too; nothing matching is an empty page with its counts.
     QCOMPARE(snapshot::bucketPage(views(), page({}, false, 0, 200, "10.0.30."))
                  .info.value("matched")
