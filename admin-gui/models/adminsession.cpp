@@ -137,8 +137,10 @@ void AdminSession::setPaging(const admin::SnapshotPaging &paging)
 {
     if (paging == m_paging)
         return;
+    const QString before = watchLine();
     m_paging = paging;
-    if (m_state == State::Connected)
+    // A new page of a list the watch leaves out changes nothing on the wire yet.
+    if (m_state == State::Connected && watchLine() != before)
         m_client.send(watchLine());
 }
 
@@ -156,7 +158,12 @@ QString AdminSession::watchLine() const
     QString line = QStringLiteral("watch %1").arg(m_watchIntervalMs);
     if (m_sections != admin::AllSections)
         line += u' ' + admin::sectionNames(m_sections).join(u',');
-    return m_paging.isPaged() ? line + u' ' + admin::pagingArguments(m_paging) : line;
+    // The broker refuses page options for a list the watch leaves out: the buckets' page
+    // waits while their tab is hidden.
+    admin::SnapshotPaging paging = m_paging;
+    if (!(m_sections & admin::Section::RateLimits))
+        paging.ratelimits = admin::ListPage();
+    return paging.isPaged() ? line + u' ' + admin::pagingArguments(paging) : line;
 }
 
 void AdminSession::refresh()

@@ -7,11 +7,13 @@
 
 #include "models/connectiontablemodel.h"
 #include "models/queuetablemodel.h"
+#include "models/ratelimittablemodel.h"
 
 namespace cmq::admingui {
 
-ListPager::ListPager(QString list, QStringList columnKeys, QObject *parent)
-    : QObject(parent), m_list(std::move(list)), m_columnKeys(std::move(columnKeys))
+ListPager::ListPager(QString list, QStringList columnKeys, QObject *parent, QString rowsField)
+    : QObject(parent), m_list(std::move(list)), m_columnKeys(std::move(columnKeys)),
+      m_rowsField(std::move(rowsField))
 {
     m_page.limit = PageRows;
 }
@@ -49,9 +51,25 @@ ListPager *ListPager::forConnections(QObject *parent)
     return new ListPager(QStringLiteral("connections"), keys, parent);
 }
 
+ListPager *ListPager::forRateLimits(QObject *parent)
+{
+    // The configured rates are the same for every bucket of a scope: sorted here.
+    QStringList keys(RateLimitTableModel::ColumnCount);
+    keys[RateLimitTableModel::Scope] = QStringLiteral("scope");
+    keys[RateLimitTableModel::Key] = QStringLiteral("key");
+    keys[RateLimitTableModel::Connections] = QStringLiteral("connections");
+    keys[RateLimitTableModel::GlobalTokens] = QStringLiteral("global_tokens");
+    keys[RateLimitTableModel::PublishTokens] = QStringLiteral("publish_tokens");
+    keys[RateLimitTableModel::Accepted] = QStringLiteral("accepted");
+    keys[RateLimitTableModel::Rejected] = QStringLiteral("rejected");
+    return new ListPager(QStringLiteral("ratelimits"), keys, parent, QStringLiteral("buckets"));
+}
+
 void ListPager::followSnapshot(const QJsonObject &snapshot)
 {
-    const QJsonValue rows = snapshot.value(m_list);
+    const QJsonValue rows = m_rowsField.isEmpty()
+                                ? snapshot.value(m_list)
+                                : snapshot.value(m_list).toObject().value(m_rowsField);
     if (!rows.isArray())
         return; // the watch leaves this list out
     m_shownRows = int(rows.toArray().size());
@@ -140,8 +158,10 @@ QString ListPager::summary() const
     if (!m_page.paged)
         return {};
     const QLocale locale;
-    const QString all = m_list == u"queues" ? tr("%1 queues").arg(locale.toString(m_total))
-                                            : tr("%1 connections").arg(locale.toString(m_total));
+    const QString count = locale.toString(m_total);
+    const QString all = m_list == u"queues"        ? tr("%1 queues").arg(count)
+                        : m_list == u"connections" ? tr("%1 connections").arg(count)
+                                                   : tr("%1 buckets").arg(count);
     if (m_shownRows == 0)
         return m_matched == 0
                    ? tr("No rows match (%1)").arg(all)

@@ -83,8 +83,10 @@ public:
     QString actionsRefusal() const { return m_actionsRefusal; }
     TablePage *queuesPage() { return m_queuesPage; }
     TablePage *connectionsPage() { return m_connectionsPage; }
+    TablePage *rateLimitsPage() { return m_rateLimitsPage; }
     ListPager *queuePager() { return m_queuePager; }
     ListPager *connectionPager() { return m_connectionPager; }
+    ListPager *rateLimitPager() { return m_rateLimitPager; }
     OverviewPage *overviewPage() { return m_overview; }
     TalkersPage *talkersPage() { return m_talkersPage; }
     // mainwindowtalkers.cpp: the Connections tab with this connection selected (a queue's
@@ -202,6 +204,7 @@ private:
     TalkersPage *m_talkersPage = nullptr;
     ListPager *m_queuePager = nullptr;
     ListPager *m_connectionPager = nullptr;
+    ListPager *m_rateLimitPager = nullptr;
     QTreeView *m_exchangeView;
     QLabel *m_state;
     QLabel *m_identity;

@@ -1,6 +1,7 @@
-// Server-side paging of the Queues and Connections tabs (issue 17 item 9): above
+// Server-side paging of the Queues, Connections and Rate limits tabs (issue 17 item 9): above
 // ListPager::PagingThreshold rows the watch asks the broker for the page the tab shows, with
-// the tab's filter and sort, instead of every queue and connection each second. And the watch
+// the tab's filter and sort, instead of every queue, connection and bucket each second. And
+// the watch
 // asks for the rate-limit buckets only while their tab is shown: at 5,000 client CNs they are
 // 5,000 rows a second that no other view reads (see docs/ADMIN-GUI.md, "Responsiveness").
 
@@ -14,16 +15,20 @@ void MainWindow::addPaging()
 {
     m_queuePager = ListPager::forQueues(this);
     m_connectionPager = ListPager::forConnections(this);
+    m_rateLimitPager = ListPager::forRateLimits(this);
     m_queuesPage->attachPager(m_queuePager);
     m_connectionsPage->attachPager(m_connectionPager);
+    m_rateLimitsPage->attachPager(m_rateLimitPager);
     const auto askForPages = [this] {
         admin::SnapshotPaging paging;
         paging.queues = m_queuePager->request();
         paging.connections = m_connectionPager->request();
+        // Sent only while the watch carries the buckets (AdminSession::watchLine).
+        paging.ratelimits = m_rateLimitPager->request();
         m_session.setPaging(paging);
     };
-    connect(m_queuePager, &ListPager::requestChanged, this, askForPages);
-    connect(m_connectionPager, &ListPager::requestChanged, this, askForPages);
+    for (ListPager *pager : {m_queuePager, m_connectionPager, m_rateLimitPager})
+        connect(pager, &ListPager::requestChanged, this, askForPages);
     connect(m_tabs, &QTabWidget::currentChanged, this, &MainWindow::followTab);
     followTab();
 }
@@ -54,6 +59,7 @@ void MainWindow::followPages(const QJsonObject &snapshot)
 {
     m_queuePager->followSnapshot(snapshot);
     m_connectionPager->followSnapshot(snapshot);
+    m_rateLimitPager->followSnapshot(snapshot);
 }
 
 } // namespace cmq::admingui

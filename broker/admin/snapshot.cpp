@@ -259,7 +259,21 @@ QJsonObject rateLimitSettings(const Config::RateLimit &r)
     };
 }
 
-QJsonObject rateLimits(const AdminContext &context)
+QJsonObject bucket(const limits::ClientView &v)
+{
+    return QJsonObject{
+        {QStringLiteral("scope"),
+         v.scope == limits::Scope::Cn ? QStringLiteral("cn") : QStringLiteral("ip")},
+        {QStringLiteral("key"), v.key},
+        {QStringLiteral("connections"), v.connections},
+        {QStringLiteral("connection_limit"), v.connectionLimit},
+        {QStringLiteral("idle_seconds"), v.idleSeconds},
+        {QStringLiteral("global"), bucketJson(v.global)},
+        {QStringLiteral("publish"), bucketJson(v.publish)},
+    };
+}
+
+QJsonObject rateLimits(const AdminContext &context, const QJsonArray *page)
 {
     const Config::RateLimit &r = context.limiter.settings();
     const Config::Server &server = context.config.server;
@@ -268,17 +282,11 @@ QJsonObject rateLimits(const AdminContext &context)
     settings.insert(QStringLiteral("max_handshakes"), server.maxHandshakes);
     settings.insert(QStringLiteral("max_handshakes_per_ip"), server.maxHandshakesPerIp);
     QJsonArray buckets;
-    for (const limits::ClientView &v : context.limiter.clients()) {
-        buckets.append(QJsonObject{
-            {QStringLiteral("scope"),
-             v.scope == limits::Scope::Cn ? QStringLiteral("cn") : QStringLiteral("ip")},
-            {QStringLiteral("key"), v.key},
-            {QStringLiteral("connections"), v.connections},
-            {QStringLiteral("connection_limit"), v.connectionLimit},
-            {QStringLiteral("idle_seconds"), v.idleSeconds},
-            {QStringLiteral("global"), bucketJson(v.global)},
-            {QStringLiteral("publish"), bucketJson(v.publish)},
-        });
+    if (page) {
+        buckets = *page;
+    } else {
+        for (const limits::ClientView &v : context.limiter.clients())
+            buckets.append(bucket(v));
     }
     return QJsonObject{
         {QStringLiteral("enabled"), r.enabled},
@@ -347,8 +355,13 @@ QJsonObject full(const AdminContext &context, const QList<AdminSession *> &admin
     } else if (sections & admin::Section::Connections) {
         o.insert(QStringLiteral("connections"), connections(context, admins));
     }
-    if (sections & admin::Section::RateLimits)
+    if ((sections & admin::Section::RateLimits) && paging.ratelimits.paged) {
+        Page rows = bucketPage(context.limiter.clients(), paging.ratelimits);
+        o.insert(QStringLiteral("ratelimits"), rateLimits(context, &rows.rows));
+        o.insert(QStringLiteral("ratelimits_page"), rows.info);
+    } else if (sections & admin::Section::RateLimits) {
         o.insert(QStringLiteral("ratelimits"), rateLimits(context));
+    }
     if (sections & admin::Section::Talkers)
         o.insert(QStringLiteral("talkers"), talkers(context));
     return o;

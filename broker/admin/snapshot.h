@@ -20,6 +20,7 @@ class Router;
 class Session;
 namespace limits {
 class RateLimiter;
+struct ClientView;
 }
 
 namespace snapshot {
@@ -35,7 +36,10 @@ QJsonArray bindings(const Router &router, const QSet<QString> *onlyQueues = null
 QJsonObject connection(const Session &session, const Router &router);
 QJsonObject connection(const AdminSession &session);
 QJsonArray connections(const AdminContext &context, const QList<AdminSession *> &admins);
-QJsonObject rateLimits(const AdminContext &context);
+// The rate-limit view; `buckets` replaces its whole bucket list (a paged snapshot's page).
+QJsonObject rateLimits(const AdminContext &context, const QJsonArray *buckets = nullptr);
+// One entry of its "buckets".
+QJsonObject bucket(const limits::ClientView &view);
 // Per client CN on the data listener: publishes, deliveries, requests and bytes (top talkers).
 QJsonArray talkers(const AdminContext &context);
 // The [rate_limit] rates, bursts and caps (not `enabled`), as the rate-limit view and the reload
@@ -46,12 +50,14 @@ QJsonObject rateLimitSettings(const Config::RateLimit &r);
 struct Page
 {
     QJsonArray rows;
-    QJsonObject info;         // the "queues_page" / "connections_page" object
+    QJsonObject info;         // the "queues_page" / "connections_page" / "ratelimits_page" object
     QSet<QString> queueNames; // a queue page's names (its bindings)
 };
 Page queuePage(const Router &router, const admin::ListPage &page);
 Page connectionPage(const AdminContext &context, const QList<AdminSession *> &admins,
                     const admin::ListPage &page);
+// `all`: the limiter's clients() (a parameter, so a test can page views of its own).
+Page bucketPage(const QList<limits::ClientView> &all, const admin::ListPage &page);
 // The `json` reply and each `Snapshot:` line (without "sequence").
 QJsonObject full(const AdminContext &context, const QList<AdminSession *> &admins,
                  admin::Sections sections = admin::AllSections,

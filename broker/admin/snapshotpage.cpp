@@ -1,9 +1,10 @@
-// Paged queue and connection lists (docs/ADMIN-PROTOCOL.md, "Paging"). At 50,000 queues the
-// whole list is megabytes of JSON each second; a page is filtered and ordered on plain keys
-// (a number or a string per row), with nth_element + partial_sort over the page only, and
-// only the page's rows become JSON.
+// Paged queue, connection and rate-limit bucket lists (docs/ADMIN-PROTOCOL.md, "Paging"). At
+// 50,000 queues the whole list is megabytes of JSON each second; a page is filtered and ordered
+// on plain keys (a number or a string per row), with nth_element + partial_sort over the page
+// only, and only the page's rows become JSON.
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <vector>
 
@@ -161,6 +162,31 @@ qint64 connectionNumber(const ConnectionRef &c, const QString &sort)
     return qint64(who.connectionId); // id
 }
 
+// A bucket's numeric keys; tokens and seconds in thousandths, so fractions still order.
+qint64 bucketNumber(const limits::ClientView &v, const QString &sort)
+{
+    const auto milli = [](double x) { return qint64(std::llround(x * 1000)); };
+    const bool publish = sort.startsWith(u"publish_");
+    const limits::BucketView &b = publish ? v.publish : v.global;
+    if (sort == u"connections")
+        return v.connections;
+    if (sort == u"connection_limit")
+        return v.connectionLimit;
+    if (sort == u"idle_seconds")
+        return milli(v.idleSeconds);
+    if (sort == u"accepted") // both buckets, as the console's column
+        return qint64(v.global.accepted + v.publish.accepted);
+    if (sort == u"rejected")
+        return qint64(v.global.rejected + v.publish.rejected);
+    if (sort.endsWith(u"_tokens"))
+        return milli(b.tokens);
+    if (sort.endsWith(u"_accepted"))
+        return qint64(b.accepted);
+    if (sort.endsWith(u"_rejected"))
+        return qint64(b.rejected);
+    return qint64(v.scope); // scope: cn before ip, as the whole list
+}
+
 } // namespace
 
 Page queuePage(const Router &router, const admin::ListPage &page)
@@ -236,6 +262,33 @@ Page connectionPage(const AdminContext &context, const QList<AdminSession *> &ad
     }
     out.info =
         pageInfo(page, sort, qsizetype(rows.size()), context.dataSessions.size() + admins.size());
+    return out;
+}
+
+Page bucketPage(const QList<limits::ClientView> &all, const admin::ListPage &page)
+{
+    const QString sort = page.sort.isEmpty() ? QStringLiteral("scope") : page.sort;
+    const bool byText = sort == u"key";
+    std::vector<Keyed<const limits::ClientView *>> rows;
+    rows.reserve(size_t(all.size()));
+    for (const limits::ClientView &v : all) {
+        if (!page.filter.isEmpty() && !matches(v.key, page.filter))
+            continue;
+        Keyed<const limits::ClientView *> row;
+        row.item = &v;
+        row.tieNumber = qint64(v.scope);
+        row.tieText = v.key;
+        if (byText)
+            row.text = v.key;
+        else
+            row.number = bucketNumber(v, sort);
+        rows.push_back(std::move(row));
+    }
+    const auto [first, last] = orderPage(rows, page, byText);
+    Page out;
+    for (qsizetype i = first; i < last; ++i)
+        out.rows.append(bucket(*rows[size_t(i)].item));
+    out.info = pageInfo(page, sort, qsizetype(rows.size()), all.size());
     return out;
 }
 

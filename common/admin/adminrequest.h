@@ -65,9 +65,9 @@ inline constexpr int MaxDeadLetterEntries = 10000;
 inline constexpr int DefaultMessagePageRows = 100;
 inline constexpr int MaxMessagePageRows = 1000;
 
-// Page options of a snapshot's queue and connection lists (`json`, `watch`), written
-// `<list>.<option>=<value>` (docs/ADMIN-PROTOCOL.md, "Paging"): a console with 50,000 queues
-// asks for the rows it shows instead of all of them.
+// Page options of a snapshot's queue, connection and rate-limit bucket lists (`json`,
+// `watch`), written `<list>.<option>=<value>` (docs/ADMIN-PROTOCOL.md, "Paging"): a console
+// with 50,000 queues asks for the rows it shows instead of all of them.
 inline constexpr int DefaultPageRows = 200;
 inline constexpr int MaxPageRows = 10000;
 inline constexpr int MaxPageOffset = 100000000;
@@ -77,8 +77,9 @@ struct ListPage
 {
     bool paged = false; // some option was given; otherwise the whole list, as before
     QString filter;     // case-insensitive substring (queues: name or owner; connections: cn,
-                        // address or id); empty matches every row
-    QString sort;       // one of queueSortKeys() / connectionSortKeys(); empty: name / id
+                        // address or id; rate-limit buckets: key); empty matches every row
+    QString sort;       // one of queueSortKeys() / connectionSortKeys() / rateLimitSortKeys();
+                        // empty: name / id / scope
     bool descending = false;
     int offset = 0;
     int limit = DefaultPageRows;
@@ -89,7 +90,8 @@ struct SnapshotPaging
 {
     ListPage queues;
     ListPage connections;
-    bool isPaged() const { return queues.paged || connections.paged; }
+    ListPage ratelimits; // the buckets of the `ratelimits` object
+    bool isPaged() const { return queues.paged || connections.paged || ratelimits.paged; }
     bool operator==(const SnapshotPaging &) const = default;
 };
 
@@ -126,6 +128,7 @@ QStringList sectionNames(Sections sections);
 // What a paged list may be sorted by: fields of its objects ("depth" = ready + unacked).
 const QStringList &queueSortKeys();
 const QStringList &connectionSortKeys();
+const QStringList &rateLimitSortKeys();
 // The page options of `paging` as request arguments ("queues.sort=ready queues.limit=200"),
 // empty when nothing is paged; options left at their defaults are left out.
 QString pagingArguments(const SnapshotPaging &paging);

@@ -125,7 +125,39 @@ template <size_t N> QStringList keyList(const char *const (&keys)[N])
     return list;
 }
 
+// A bucket's fields; `accepted` and `rejected` are its two buckets' sums (the console's columns).
+constexpr const char *rateLimitSorts[] = {
+    "scope",
+    "key",
+    "connections",
+    "connection_limit",
+    "idle_seconds",
+    "global_tokens",
+    "global_accepted",
+    "global_rejected",
+    "publish_tokens",
+    "publish_accepted",
+    "publish_rejected",
+    "accepted",
+    "rejected",
+};
+
 constexpr const char *pageOptionNames[] = {"filter", "sort", "order", "offset", "limit"};
+
+// The lists that take page options: their name, the section that carries them, their sort
+// keys and where a request keeps their page.
+struct PagedList
+{
+    const char *name;
+    Section section;
+    const QStringList &(*sortKeys)();
+    ListPage SnapshotPaging::*page;
+};
+const PagedList pagedLists[] = {
+    {"queues", Section::Queues, &queueSortKeys, &SnapshotPaging::queues},
+    {"connections", Section::Connections, &connectionSortKeys, &SnapshotPaging::connections},
+    {"ratelimits", Section::RateLimits, &rateLimitSortKeys, &SnapshotPaging::ratelimits},
+};
 
 // One `<list>.<option>=<value>` argument into `paging`; an "Error: ..." text when it is not
 // one. `seen` has a bit per list and option, so a repeated option is refused.
@@ -138,22 +170,25 @@ QByteArray parsePageOption(QByteArrayView arg, Sections allowed, SnapshotPaging 
     const qsizetype dot = name.indexOf('.');
     const QByteArrayView list = dot < 0 ? QByteArrayView() : name.first(dot);
     const QByteArrayView option = dot < 0 ? QByteArrayView() : name.sliced(dot + 1);
-    const bool queues = list == "queues";
-    if (!queues && list != "connections")
+    const auto paged = std::find_if(std::begin(pagedLists), std::end(pagedLists),
+                                    [&](const PagedList &l) { return list == l.name; });
+    if (paged == std::end(pagedLists))
         return "Invalid page option '" + shortText(arg) +
-               "': expected queues.<option>=<value> or connections.<option>=<value>";
+               "': expected queues.<option>=<value>, connections.<option>=<value> or "
+               "ratelimits.<option>=<value>";
     const auto known = std::find_if(std::begin(pageOptionNames), std::end(pageOptionNames),
                                     [&](const char *o) { return option == o; });
     if (known == std::end(pageOptionNames))
         return "Invalid page option '" + shortText(arg) +
                "': the options are filter, sort, order, offset and limit";
-    if (!(allowed & (queues ? Section::Queues : Section::Connections)))
+    if (!(allowed & paged->section))
         return "Page option '" + shortText(name) + "' for a list the watch leaves out";
-    const quint32 bit = 1u << ((queues ? 0 : 8) + (known - std::begin(pageOptionNames)));
+    const quint32 bit =
+        1u << (8 * (paged - std::begin(pagedLists)) + (known - std::begin(pageOptionNames)));
     if (seen & bit)
         return "Repeated page option '" + shortText(name) + "'";
     seen |= bit;
-    ListPage &page = queues ? paging.queues : paging.connections;
+    ListPage &page = paging.*(paged->page);
     page.paged = true;
     quint64 number = 0;
     if (option == "filter") {
@@ -162,7 +197,7 @@ QByteArray parsePageOption(QByteArrayView arg, Sections allowed, SnapshotPaging 
                    " bytes";
         page.filter = QString::fromUtf8(value);
     } else if (option == "sort") {
-        const QStringList &keys = queues ? queueSortKeys() : connectionSortKeys();
+        const QStringList &keys = paged->sortKeys();
         page.sort = QString::fromUtf8(value);
         if (!keys.contains(page.sort))
             return "Invalid sort key '" + shortText(value) + "' for " + list.toByteArray() +
@@ -333,6 +368,12 @@ const QStringList &connectionSortKeys()
     return keys;
 }
 
+const QStringList &rateLimitSortKeys()
+{
+    static const QStringList keys = keyList(rateLimitSorts);
+    return keys;
+}
+
 static void appendPageArguments(QStringList &out, const char *list, const ListPage &page)
 {
     if (!page.paged)
@@ -355,6 +396,7 @@ QString pagingArguments(const SnapshotPaging &paging)
     QStringList out;
     appendPageArguments(out, "queues", paging.queues);
     appendPageArguments(out, "connections", paging.connections);
+    appendPageArguments(out, "ratelimits", paging.ratelimits);
     return out.join(u' ');
 }
 

@@ -1,7 +1,7 @@
 // Paged snapshots (docs/ADMIN-PROTOCOL.md, "Paging") against a real broker with 300 queues:
 // a page and its totals, the filter, the sort keys with their tie-breaker, only the page's
-// bindings, the connection list's page, a watch that pages and one that stops paging, and
-// that `json` and `watch` without page options answer as before.
+// bindings, the connection list's and the rate-limit buckets' pages, a watch that pages and one
+// that stops paging, and that `json` and `watch` without page options answer as before.
 
 #include "adminfixture.h"
 
@@ -52,6 +52,7 @@ private Q_SLOTS:
     void sortKeys();
     void bindingsOfThePage();
     void connectionPage();
+    void bucketPage();
     void watchPages();
     void badOption();
 };
@@ -244,6 +245,56 @@ void tst_WatchPaging::connectionPage()
     QCOMPARE(byCn.last().toObject().value("cn").toString(), u"sender_1");
 }
 
+void tst_WatchPaging::bucketPage()
+{
+    // The limits are off here, but the buckets are kept: one per client CN and per IP.
+    const QJsonObject whole = ask("json").toObject().value("ratelimits").toObject();
+    const QJsonArray all = whole.value("buckets").toArray();
+    QVERIFY(all.size() >= 3); // sender_1, receiver_1, 127.0.0.1
+    QVERIFY(!ask("json").toObject().contains("ratelimits_page"));
+    const QJsonObject json = ask("json ratelimits.filter=SENDER_1").toObject();
+    const QJsonObject limits = json.value("ratelimits").toObject();
+    const QJsonArray rows = limits.value("buckets").toArray();
+    QCOMPARE(rows.size(), 1);
+    QCOMPARE(rows.first().toObject().value("key").toString(), u"sender_1");
+    QCOMPARE(rows.first().toObject().value("scope").toString(), u"cn");
+    // The rest of the object is the whole view's.
+    QCOMPARE(limits.value("settings").toObject(), whole.value("settings").toObject());
+    QCOMPARE(limits.value("tracked").toInteger(), qint64(all.size()));
+    QCOMPARE(json.value("ratelimits_page").toObject(), (QJsonObject{{"offset", 0},
+                                                                    {"limit", 200},
+                                                                    {"matched", 1},
+                                                                    {"total", all.size()},
+                                                                    {"sort", "scope"},
+                                                                    {"order", "asc"},
+                                                                    {"filter", "SENDER_1"}}));
+    // The default order is the whole list's: CNs, then IPs, each by key.
+    QStringList wholeKeys, pageKeys;
+    for (const QJsonValue &b : all)
+        wholeKeys.append(b.toObject().value("key").toString());
+    const QJsonArray paged = ask("json ratelimits.limit=10000")
+                                 .toObject()
+                                 .value("ratelimits")
+                                 .toObject()
+                                 .value("buckets")
+                                 .toArray();
+    for (const QJsonValue &b : paged)
+        pageKeys.append(b.toObject().value("key").toString());
+    QCOMPARE(pageKeys, wholeKeys);
+    // By key, descending: the IP address sorts before the CNs, so it is last.
+    const QJsonArray byKey = ask("json ratelimits.sort=key ratelimits.order=desc")
+                                 .toObject()
+                                 .value("ratelimits")
+                                 .toObject()
+                                 .value("buckets")
+                                 .toArray();
+    QCOMPARE(byKey.size(), all.size());
+    QCOMPARE(byKey.last().toObject().value("key").toString(), u"127.0.0.1");
+    // Page options need the section: a watch without ratelimits refuses them.
+    QCOMPARE(m_admin->request("watch 100 queues ratelimits.limit=1"),
+             QByteArray("Error: Page option 'ratelimits.limit' for a list the watch leaves out"));
+}
+
 void tst_WatchPaging::watchPages()
 {
     TestClient *watcher = adminClient();
@@ -270,6 +321,22 @@ void tst_WatchPaging::watchPages()
     snapshot = snapshotLine(watcher);
     QCOMPARE(snapshot.value("queues").toArray().size(), QueueCount);
     QVERIFY(!snapshot.contains("queues_page"));
+
+    // The buckets page like the lists; the watch carries its page each interval.
+    watcher->send("watch 100 queues,ratelimits queues.limit=1 ratelimits.sort=key "
+                  "ratelimits.limit=1");
+    QVERIFY(watcher->readLineStartingWith("{", 5000).contains(R"("ok":true)"));
+    snapshot = snapshotLine(watcher);
+    QCOMPARE(snapshot.value("ratelimits").toObject().value("buckets").toArray().size(), 1);
+    QCOMPARE(snapshot.value("ratelimits_page").toObject().value("sort").toString(), u"key");
+    QCOMPARE(snapshot.value("ratelimits")
+                 .toObject()
+                 .value("buckets")
+                 .toArray()[0]
+                 .toObject()
+                 .value("key")
+                 .toString(),
+             u"127.0.0.1");
 }
 
 void tst_WatchPaging::badOption()

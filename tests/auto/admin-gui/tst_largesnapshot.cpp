@@ -1,7 +1,8 @@
 // Responsiveness with a large broker: synthetic watch snapshots of 5,000 queues and 1,000
 // connections sent whole, and of 50,000 queues and 5,000 connections sent as the broker pages
-// them for the console (a page of 200 of each plus totals, the page's bindings, and the
-// sections that are not paged: 5,000 rate-limit buckets and talkers), in which every queue's
+// them for the console (a page of 200 of each plus totals, the page's bindings, a page of 200
+// of the 5,000 rate-limit buckets while their tab is shown, and the talkers, which are not
+// paged: one per client CN), in which every queue's
 // counts change every time (the worst case for the tables), go through the real window, shown
 // offscreen, with the Queues table sorted by a changing column,
 // a selection and a queue detail window open. Measures, per snapshot, the JSON parse of the
@@ -42,9 +43,15 @@ struct Scale
     int queues;
     int connections;
     int pageRows;
-    int clients; // client CNs in the sections that are never paged: rate limits and talkers
+    int clients; // client CNs: one rate-limit bucket and one talker (never paged) each
     int shownQueues() const { return pageRows ? pageRows : queues; }
     int shownConnections() const { return pageRows ? pageRows : connections; }
+    // The console asks for a page of buckets from ListPager::PagingThreshold on.
+    bool bucketsPaged() const
+    {
+        return pageRows && clients >= cmq::admingui::ListPager::PagingThreshold;
+    }
+    int shownBuckets() const { return bucketsPaged() ? pageRows : clients; }
 };
 
 QString queueName(int i)
@@ -103,6 +110,8 @@ QJsonObject snapshot(int sequence, const Scale &scale, cmq::admin::Sections sect
                                    {"bytes_in", 4096 + sequence * 100},
                                    {"bytes_out", 8192 + sequence * 150},
                                    {"idle_seconds", 0.0}});
+        if (i >= scale.shownBuckets())
+            continue;
         const QJsonObject bucket{{"tokens", 150.0 - (i + sequence) % 100},
                                  {"rate", 100},
                                  {"burst", 200},
@@ -159,7 +168,8 @@ QJsonObject snapshot(int sequence, const Scale &scale, cmq::admin::Sections sect
         {"exchanges", exchanges},
         {"bindings", bindings},
         {"connections", connections},
-        {"ratelimits", QJsonObject{{"enabled", true}, {"buckets", buckets}}},
+        {"ratelimits",
+         QJsonObject{{"enabled", true}, {"tracked", scale.clients}, {"buckets", buckets}}},
         {"talkers", talkers}};
     if (!(sections & cmq::admin::Section::RateLimits))
         out.remove("ratelimits");
@@ -168,6 +178,11 @@ QJsonObject snapshot(int sequence, const Scale &scale, cmq::admin::Sections sect
     if (scale.pageRows) {
         out.insert("queues_page", pageInfo(scale.pageRows, queueCount));
         out.insert("connections_page", pageInfo(scale.pageRows, connectionCount));
+    }
+    if (scale.bucketsPaged() && (sections & cmq::admin::Section::RateLimits)) {
+        QJsonObject page = pageInfo(scale.pageRows, scale.clients);
+        page.insert("sort", "scope");
+        out.insert("ratelimits_page", page);
     }
     return out;
 }
@@ -258,6 +273,12 @@ void tst_LargeSnapshot::updateTime()
     // The tabs page from the broker's page objects on (a real session then asks for pages).
     QCOMPARE(window.queuePager()->isPaged(), queues >= cmq::admingui::ListPager::PagingThreshold);
     QCOMPARE(window.connectionPager()->total(), connections);
+    if (sections & cmq::admin::Section::RateLimits) {
+        QCOMPARE(window.rateLimitModel().rowCount(), scale.shownBuckets());
+        QCOMPARE(window.rateLimitPager()->isPaged(),
+                 clients >= cmq::admingui::ListPager::PagingThreshold);
+        QCOMPARE(window.rateLimitPager()->total(), clients);
+    }
 
     // Sorted by a column that changes every snapshot, one row selected, one detail open.
     window.queuesPage()->view()->sortByColumn(QueueTableModel::Ready, Qt::DescendingOrder);

@@ -12,6 +12,7 @@
 #include "models/connectiontablemodel.h"
 #include "models/listpager.h"
 #include "models/queuetablemodel.h"
+#include "models/ratelimittablemodel.h"
 
 using namespace cmq::admingui;
 
@@ -51,6 +52,7 @@ private Q_SLOTS:
     void largeListPages();
     void filterAndSortGoToTheBroker();
     void backFromPastTheEnd();
+    void rateLimitBuckets();
     void watchLine();
 };
 
@@ -158,6 +160,42 @@ void tst_ListPager::backFromPastTheEnd()
     QCOMPARE(pager->request().offset, 4400);
 }
 
+// The buckets are inside the "ratelimits" object; their page is a top-level "ratelimits_page".
+void tst_ListPager::rateLimitBuckets()
+{
+    std::unique_ptr<ListPager> pager(ListPager::forRateLimits());
+    const auto buckets = [](int rows) {
+        QJsonArray list;
+        for (int i = 0; i < rows; ++i)
+            list.append(QJsonObject{{"scope", "cn"}, {"key", QStringLiteral("c%1").arg(i)}});
+        return QJsonObject{{"ratelimits", QJsonObject{{"tracked", rows}, {"buckets", list}}}};
+    };
+    pager->followSnapshot(buckets(ListPager::PagingThreshold - 1));
+    QVERIFY(!pager->isPaged());
+    pager->setSort(RateLimitTableModel::Rejected, Qt::DescendingOrder);
+    // A snapshot of a hidden tab (no "ratelimits") leaves the pager alone.
+    pager->followSnapshot(QJsonObject{{"queues", QJsonArray()}});
+    QVERIFY(!pager->isPaged());
+    pager->followSnapshot(buckets(5000));
+    QVERIFY(pager->isPaged());
+    QCOMPARE(pager->request().sort, QStringLiteral("rejected"));
+    QVERIFY(pager->request().descending);
+    QJsonObject page = buckets(200);
+    page.insert("ratelimits_page", QJsonObject{{"offset", 0},
+                                               {"limit", 200},
+                                               {"matched", 5000},
+                                               {"total", 5000},
+                                               {"sort", "rejected"},
+                                               {"order", "desc"},
+                                               {"filter", ""}});
+    pager->followSnapshot(page);
+    QCOMPARE(pager->summary(), QStringLiteral("Rows 1–200 of 5,000 buckets"));
+    QVERIFY(pager->hasNext());
+    // The configured rates are sorted on the page only.
+    QVERIFY(!pager->sortsOnBroker(RateLimitTableModel::GlobalRate));
+    QVERIFY(pager->sortsOnBroker(RateLimitTableModel::Key));
+}
+
 void tst_ListPager::watchLine()
 {
     AdminSession session;
@@ -188,6 +226,19 @@ void tst_ListPager::watchLine()
     QVERIFY(parsed.ok);
     QCOMPARE(parsed.request.sections, Section::Queues | Section::Connections | Section::Talkers);
     QCOMPARE(parsed.request.paging, paging);
+
+    // The buckets' page goes out only while the watch carries them.
+    paging.ratelimits.paged = true;
+    paging.ratelimits.sort = QStringLiteral("rejected");
+    session.setPaging(paging);
+    QVERIFY(!session.watchLine().contains(QStringLiteral("ratelimits")));
+    session.setSections(Section::Queues | Section::Connections | Section::RateLimits);
+    QCOMPARE(session.watchLine(),
+             QStringLiteral("watch 1000 queues,connections,ratelimits queues.sort=ready "
+                            "queues.order=desc queues.offset=400 queues.limit=200 "
+                            "connections.limit=200 ratelimits.sort=rejected "
+                            "ratelimits.limit=200"));
+    QVERIFY(cmq::admin::parseAdminRequest(session.watchLine().toUtf8()).ok);
     session.setSections(cmq::admin::AllSections);
     session.setPaging({});
     QCOMPARE(session.watchLine(), QStringLiteral("watch 1000"));

@@ -1,7 +1,8 @@
 // Server-side paging end to end (docs/ADMIN-GUI.md, "Large brokers"): a window whose Queues
 // pager is set to page from 5 rows, against a real broker with 30 queues, asks for a page (the
 // broker answers with queues_page), shows the page bar, sends the filter and a header sort to
-// the broker, and selects and opens the detail of a row of the page.
+// the broker, and selects and opens the detail of a row of the page; the Rate limits tab's
+// buckets page the same way, their options sent only while the tab is shown.
 
 #include <QStandardPaths>
 #include <QtTest>
@@ -17,6 +18,7 @@ using cmq::admingui::ConnectionOptions;
 using cmq::admingui::MainWindow;
 using cmq::admingui::QueueDetailDialog;
 using cmq::admingui::QueueTableModel;
+using cmq::admingui::RateLimitTableModel;
 using cmq::admingui::TablePage;
 using cmq::test::BrokerProcess;
 using cmq::test::certFile;
@@ -44,6 +46,7 @@ private Q_SLOTS:
     void cleanupTestCase();
     void pagesFilterAndSortOnTheBroker();
     void rateLimitsWatchedWhileTheirTabIsShown();
+    void rateLimitsPageOnTheBroker();
 
 private:
     ConnectionOptions adminOptions() const;
@@ -165,6 +168,55 @@ void tst_PagedWindow::rateLimitsWatchedWhileTheirTabIsShown()
         !window.session().lastSnapshot().contains(QStringLiteral("ratelimits")), Deadline);
     // The tab keeps its rows until it is opened again (then a fresh snapshot replaces them).
     QVERIFY(window.rateLimitModel().rowOf(QStringLiteral("cn:receiver_1")) >= 0);
+    window.session().close();
+}
+
+// At 5,000 client CNs the shown Rate limits tab asks for its page of buckets (here from 1 row):
+// the filter and a header sort go to the broker; hidden, the watch carries no bucket options.
+void tst_PagedWindow::rateLimitsPageOnTheBroker()
+{
+    MainWindow window;
+    window.rateLimitPager()->setThreshold(1);
+    window.session().setWatchIntervalMs(200);
+    window.show();
+    window.tabs()->setCurrentIndex(MainWindow::RateLimitsTab);
+    window.connectTo(adminOptions());
+
+    QTRY_VERIFY_WITH_TIMEOUT(
+        window.session().lastSnapshot().contains(QStringLiteral("ratelimits_page")), Deadline);
+    QVERIFY(window.rateLimitPager()->isPaged());
+    QVERIFY(window.session().watchLine().contains(QStringLiteral("ratelimits.limit=200")));
+    const qint64 total = window.rateLimitPager()->total();
+    QVERIFY(total >= 2); // receiver_1 and 127.0.0.1
+    TablePage *page = window.rateLimitsPage();
+    QTRY_VERIFY_WITH_TIMEOUT(page->pageSummary()->isVisibleTo(page), Deadline);
+    QCOMPARE(page->pageSummary()->text(), QStringLiteral("Rows 1–%1 of %1 buckets").arg(total));
+
+    page->filter()->setText(QStringLiteral("RECEIVER_1"));
+    QTRY_COMPARE_WITH_TIMEOUT(window.rateLimitPager()->matched(), 1, Deadline);
+    QTRY_COMPARE_WITH_TIMEOUT(window.rateLimitModel().rowCount(), 1, Deadline);
+    QVERIFY(window.rateLimitModel().rowOf(QStringLiteral("cn:receiver_1")) >= 0);
+    page->filter()->clear();
+    QTRY_COMPARE_WITH_TIMEOUT(window.rateLimitPager()->matched(), total, Deadline);
+
+    page->view()->sortByColumn(RateLimitTableModel::Rejected, Qt::DescendingOrder);
+    QTRY_COMPARE_WITH_TIMEOUT(window.session()
+                                  .lastSnapshot()
+                                  .value(QStringLiteral("ratelimits_page"))
+                                  .toObject()
+                                  .value("sort")
+                                  .toString(),
+                              QStringLiteral("rejected"), Deadline);
+
+    // Hidden: the broker would refuse bucket options for a watch without them.
+    window.tabs()->setCurrentIndex(MainWindow::QueuesTab);
+    QVERIFY(!window.session().watchLine().contains(QStringLiteral("ratelimits")));
+    QTRY_VERIFY_WITH_TIMEOUT(
+        !window.session().lastSnapshot().contains(QStringLiteral("ratelimits_page")), Deadline);
+    QVERIFY(window.rateLimitPager()->isPaged()); // and pages again when the tab is shown
+    window.tabs()->setCurrentIndex(MainWindow::RateLimitsTab);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        window.session().lastSnapshot().contains(QStringLiteral("ratelimits_page")), Deadline);
     window.session().close();
 }
 

@@ -1,6 +1,7 @@
-// The page options of `json` and `watch` (docs/ADMIN-PROTOCOL.md, "Paging"): what each option
-// sets, the defaults, the exact error line for each mistake, that the forms without options
-// parse as before, and that pagingArguments() writes what the parser reads back.
+// The page options of `json` and `watch` for the queues, connections and rate-limit buckets
+// (docs/ADMIN-PROTOCOL.md, "Paging"): what each option sets, the defaults, the exact error line
+// for each mistake, that the forms without options parse as before, and that pagingArguments()
+// writes what the parser reads back.
 
 #include <QTest>
 
@@ -46,28 +47,41 @@ void tst_AdminPaging::options_data()
     QTest::addColumn<int>("sections");
     QTest::addColumn<ListPage>("queues");
     QTest::addColumn<ListPage>("connections");
+    QTest::addColumn<ListPage>("ratelimits");
     const int all = int(AllSections.toInt());
     const int qc = int((Section::Queues | Section::Connections).toInt());
     QTest::newRow("the brief's example")
         << QByteArray("watch 1000 queues,connections queues.filter=orders queues.sort=ready "
                       "queues.order=desc queues.offset=0 queues.limit=200 connections.limit=200")
-        << qc << page("orders", "ready", true, 0, 200) << page({}, {}, false, 0, 200);
-    QTest::newRow("options without sections") << QByteArray("watch 500 queues.offset=400") << all
-                                              << page({}, {}, false, 400) << ListPage();
+        << qc << page("orders", "ready", true, 0, 200) << page({}, {}, false, 0, 200) << ListPage();
+    QTest::newRow("options without sections")
+        << QByteArray("watch 500 queues.offset=400") << all << page({}, {}, false, 400)
+        << ListPage() << ListPage();
     QTest::newRow("connections only")
         << QByteArray("watch 500 connections connections.sort=bytes_out connections.order=asc "
                       "connections.filter=10.0.")
-        << int(Section::Connections) << ListPage() << page("10.0.", "bytes_out");
+        << int(Section::Connections) << ListPage() << page("10.0.", "bytes_out") << ListPage();
     QTest::newRow("limits") << QByteArray("watch 100 queues.limit=1 connections.limit=10000") << all
-                            << page({}, {}, false, 0, 1) << page({}, {}, false, 0, MaxPageRows);
+                            << page({}, {}, false, 0, 1) << page({}, {}, false, 0, MaxPageRows)
+                            << ListPage();
     QTest::newRow("offset max") << QByteArray("watch 100 queues.offset=100000000") << all
-                                << page({}, {}, false, MaxPageOffset) << ListPage();
+                                << page({}, {}, false, MaxPageOffset) << ListPage() << ListPage();
     QTest::newRow("unicode filter") << QByteArray("watch 100 queues.filter=صف") << all
-                                    << page(QStringLiteral("صف")) << ListPage();
-    QTest::newRow("filter with '=' and '.'")
-        << QByteArray("watch 100 queues.filter=a=b.c") << all << page("a=b.c") << ListPage();
+                                    << page(QStringLiteral("صف")) << ListPage() << ListPage();
+    QTest::newRow("filter with '=' and '.'") << QByteArray("watch 100 queues.filter=a=b.c") << all
+                                             << page("a=b.c") << ListPage() << ListPage();
     QTest::newRow("json") << QByteArray("json queues.sort=depth connections.sort=not_after") << all
-                          << page({}, "depth") << page({}, "not_after");
+                          << page({}, "depth") << page({}, "not_after") << ListPage();
+    QTest::newRow("ratelimits")
+        << QByteArray(
+               "watch 1000 ratelimits ratelimits.filter=sender ratelimits.sort=global_rejected "
+               "ratelimits.order=desc ratelimits.offset=200 ratelimits.limit=100")
+        << int(Section::RateLimits) << ListPage() << ListPage()
+        << page("sender", "global_rejected", true, 200, 100);
+    QTest::newRow("all three") << QByteArray(
+                                      "json queues.limit=5 connections.limit=6 ratelimits.sort=key")
+                               << all << page({}, {}, false, 0, 5) << page({}, {}, false, 0, 6)
+                               << page({}, "key");
 }
 
 void tst_AdminPaging::options()
@@ -76,11 +90,13 @@ void tst_AdminPaging::options()
     QFETCH(int, sections);
     QFETCH(ListPage, queues);
     QFETCH(ListPage, connections);
+    QFETCH(ListPage, ratelimits);
     const AdminParseResult r = parseAdminRequest(line);
     QVERIFY2(r.ok, r.errorReply.constData());
     QCOMPARE(int(r.request.sections.toInt()), sections);
     QVERIFY(r.request.paging.queues == queues);
     QVERIFY(r.request.paging.connections == connections);
+    QVERIFY(r.request.paging.ratelimits == ratelimits);
     QVERIFY(r.request.paging.isPaged());
 }
 
@@ -88,8 +104,8 @@ void tst_AdminPaging::errors_data()
 {
     QTest::addColumn<QByteArray>("line");
     QTest::addColumn<QByteArray>("reply");
-    const QByteArray list = "Error: Invalid page option '%1': expected queues.<option>=<value> "
-                            "or connections.<option>=<value>";
+    const QByteArray list = "Error: Invalid page option '%1': expected queues.<option>=<value>, "
+                            "connections.<option>=<value> or ratelimits.<option>=<value>";
     QTest::newRow("no list") << QByteArray("watch 100 limit=5")
                              << QByteArray(list).replace("%1", "limit=5");
     QTest::newRow("other list") << QByteArray("watch 100 exchanges.limit=5")
@@ -101,6 +117,18 @@ void tst_AdminPaging::errors_data()
     QTest::newRow("list not watched")
         << QByteArray("watch 100 queues connections.limit=5")
         << QByteArray("Error: Page option 'connections.limit' for a list the watch leaves out");
+    QTest::newRow("buckets not watched")
+        << QByteArray("watch 100 queues,talkers ratelimits.limit=5")
+        << QByteArray("Error: Page option 'ratelimits.limit' for a list the watch leaves out");
+    QTest::newRow("repeated, ratelimits")
+        << QByteArray("json queues.limit=5 ratelimits.limit=5 ratelimits.limit=6")
+        << QByteArray("Error: Repeated page option 'ratelimits.limit'");
+    QTest::newRow("bucket sort key")
+        << QByteArray("json ratelimits.sort=name")
+        << QByteArray("Error: Invalid sort key 'name' for ratelimits: expected one of scope, key, "
+                      "connections, connection_limit, idle_seconds, global_tokens, "
+                      "global_accepted, global_rejected, publish_tokens, publish_accepted, "
+                      "publish_rejected, accepted, rejected");
     QTest::newRow("repeated") << QByteArray("watch 100 queues.limit=5 queues.limit=6")
                               << QByteArray("Error: Repeated page option 'queues.limit'");
     QTest::newRow("sort key")
@@ -143,7 +171,8 @@ void tst_AdminPaging::errors()
 
 void tst_AdminPaging::unpagedFormsUnchanged()
 {
-    for (const char *line : {"json", "watch 1000", "watch 1000 queues,connections"}) {
+    for (const char *line :
+         {"json", "watch 1000", "watch 1000 queues,connections", "watch 1000 ratelimits"}) {
         const AdminParseResult r = parseAdminRequest(line);
         QVERIFY2(r.ok, line);
         QVERIFY2(!r.request.paging.isPaged(), line);
@@ -157,10 +186,13 @@ void tst_AdminPaging::roundTrip()
     SnapshotPaging paging;
     paging.queues = page("ord", "oldest_ready_age_ms", true, 400, 50);
     paging.connections = page({}, {}, false, 0, DefaultPageRows);
+    paging.ratelimits = page("10.0.", "publish_rejected", true, 0, 100);
     const QString args = pagingArguments(paging);
     QCOMPARE(args, QStringLiteral("queues.filter=ord queues.sort=oldest_ready_age_ms "
                                   "queues.order=desc queues.offset=400 queues.limit=50 "
-                                  "connections.limit=200"));
+                                  "connections.limit=200 ratelimits.filter=10.0. "
+                                  "ratelimits.sort=publish_rejected ratelimits.order=desc "
+                                  "ratelimits.limit=100"));
     const AdminParseResult r = parseAdminRequest(("watch 1000 " + args).toUtf8());
     QVERIFY2(r.ok, r.errorReply.constData());
     QVERIFY(r.request.paging == paging);
