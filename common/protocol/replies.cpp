@@ -161,6 +161,38 @@ QByteArray raw(QByteArrayView text)
     return line({text});
 }
 
+QByteArray queueFullText(QByteArrayView queue, qint64 limit, bool inBytes,
+                         QByteArrayView messageId)
+{
+    return textOf({"Queue '", queue, "' is full (", QByteArray::number(limit),
+                   inBytes ? QByteArrayView(" bytes") : QByteArrayView(" messages"),
+                   ", overflow reject-publish): message ", messageId, " rejected"});
+}
+
+QByteArray exceedsQueueBytesText(QByteArrayView messageId, qint64 bytes, QByteArrayView queue,
+                                 qint64 limit)
+{
+    return textOf({"Message ", messageId, " of ", QByteArray::number(bytes),
+                   " bytes exceeds queue '", queue, "' byte limit (", QByteArray::number(limit),
+                   " bytes, performance.max_queue_bytes)"});
+}
+
+QByteArray memoryAlarmText(QByteArrayView heldMib, QByteArrayView budgetMib,
+                           QByteArrayView messageId)
+{
+    return textOf({"Memory alarm: the broker holds ", heldMib, " MiB of its ", budgetMib,
+                   " MiB budget (performance.memory_budget_mb): message ", messageId,
+                   " rejected"});
+}
+
+QByteArray exceedsMemoryBudgetText(QByteArrayView messageId, qint64 bytes,
+                                   QByteArrayView heldMib, QByteArrayView budgetMib)
+{
+    return textOf({"Message ", messageId, " of ", QByteArray::number(bytes),
+                   " bytes does not fit in the broker's memory budget (", heldMib, " MiB of ",
+                   budgetMib, " MiB held, performance.memory_budget_mb)"});
+}
+
 QByteArray queueNotFoundText(QByteArrayView queue)
 {
     return textOf({"Queue '", queue, "' not found"});

@@ -35,6 +35,26 @@ QByteArray duplicateMessageText(QByteArrayView messageId);
 QByteArray noQueuesBoundText(QByteArrayView exchange, QByteArrayView routingKey);
 QByteArray raw(QByteArrayView line);         // any other line: appends "\n"
 
+// The texts of the publish refusals, without "Error: " and "\n", for error() or batchError().
+// The broker picks one per publish outcome in handlers/publishreplies.cpp. MiB figures come as
+// text (limits::mebibytes).
+// "Queue '<q>' is full (<limit> messages, overflow reject-publish): message <id> rejected",
+// "bytes" instead of "messages" when `inBytes`
+QByteArray queueFullText(QByteArrayView queue, qint64 limit, bool inBytes,
+                         QByteArrayView messageId);
+// "Message <id> of <bytes> bytes exceeds queue '<q>' byte limit (<limit> bytes,
+// performance.max_queue_bytes)"
+QByteArray exceedsQueueBytesText(QByteArrayView messageId, qint64 bytes, QByteArrayView queue,
+                                 qint64 limit);
+// "Memory alarm: the broker holds <held> MiB of its <budget> MiB budget
+// (performance.memory_budget_mb): message <id> rejected"
+QByteArray memoryAlarmText(QByteArrayView heldMib, QByteArrayView budgetMib,
+                           QByteArrayView messageId);
+// "Message <id> of <bytes> bytes does not fit in the broker's memory budget (<held> MiB of
+// <budget> MiB held, performance.memory_budget_mb)"
+QByteArray exceedsMemoryBudgetText(QByteArrayView messageId, qint64 bytes,
+                                   QByteArrayView heldMib, QByteArrayView budgetMib);
+
 // The texts of the topology, delivery and ACL refusals, without "Error: " and "\n", for error()
 // or batchError(). The broker picks one per refusal in handlers/refusalreplies.cpp.
 QByteArray queueNotFoundText(QByteArrayView queue);       // "Queue '<q>' not found"
