@@ -272,6 +272,23 @@ QByteArray presenceNotInGroupText(QByteArrayView cn)
                    " is in no acl.presence_groups group, so it may not see presence"});
 }
 
+QByteArray rateLimitExceededText(bool publish, bool byCn, QByteArrayView key, double rate,
+                                 double burst)
+{
+    const QByteArray client = byCn ? textOf({"CN '", key, "'"}) : textOf({"IP ", key});
+    return textOf({"rate limit exceeded: ", publish ? QByteArrayView("publish") : "request",
+                   " rate of ", client, " is limited to ", QByteArray::number(rate, 'g', 10),
+                   "/s (burst ", QByteArray::number(burst, 'g', 10), ")"});
+}
+
+QByteArray tooManyConnectionsText(bool byCn, QByteArrayView key, qint64 limit)
+{
+    return byCn ? textOf({"Too many connections for CN '", key, "' (limit ",
+                          QByteArray::number(limit), ")"})
+                : textOf({"Too many connections from ", key, " (limit ", QByteArray::number(limit),
+                          ")"});
+}
+
 QByteArray ping()
 {
     return QByteArrayLiteral("PING\n");

@@ -86,6 +86,14 @@ QByteArray deadLetterNeedsPublishText(QByteArrayView roles);
 // "Permission denied: <cn> is in no acl.presence_groups group, so it may not see presence"
 QByteArray presenceNotInGroupText(QByteArrayView cn);
 
+// The rate limiter's refusals (docs/PROTOCOL.md), without "Error: " and "\n"; the broker picks
+// one in handlers/refusalreplies.cpp. The client is "CN '<cn>'" when `byCn`, else "IP <ip>".
+// "rate limit exceeded: <publish|request> rate of <client> is limited to <rate>/s (burst <b>)"
+QByteArray rateLimitExceededText(bool publish, bool byCn, QByteArrayView key, double rate,
+                                 double burst);
+// "Too many connections for CN '<cn>' (limit <n>)" or "Too many connections from <ip> (limit <n>)"
+QByteArray tooManyConnectionsText(bool byCn, QByteArrayView key, qint64 limit);
+
 // Extension lines (docs/PROTOCOL.md).
 QByteArray ping();                           // "PING"
 QByteArray heartbeatAccepted(int seconds);   // "Heartbeat <seconds>"
