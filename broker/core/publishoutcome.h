@@ -21,9 +21,9 @@ struct PublishOutcome
         StorageFailed, // the commit failed; `reason` says why (the database's text)
     };
     Kind kind = Kind::StorageFailed;
-    QByteArray messageId;
-    QString reason;   // StorageFailed: storage's own text
-    QString queue;    // QueueFull, TooLarge: the queue that refused it
+    QByteArray messageId{};
+    QString reason{}; // StorageFailed: storage's own text
+    QString queue{};  // QueueFull, TooLarge: the queue that refused it
     qint64 bytes = 0; // TooLarge, MemoryAlarm: the message's size
     qint64 limit = 0; // QueueFull: max length or max bytes; TooLarge: max bytes; MemoryAlarm: budget
     qint64 held = 0;  // MemoryAlarm: the bytes the broker held when it refused

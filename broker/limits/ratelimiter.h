@@ -31,8 +31,8 @@ struct Refusal
     };
     Kind kind = Kind::Rate;
     Scope scope = Scope::Cn;
-    QString reason; // "cn_global", "ip_publish", ..., "cn_limit", "ip_limit"
-    QString key;    // the CN, or the IP address as text
+    QString reason{}; // "cn_global", "ip_publish", ..., "cn_limit", "ip_limit"
+    QString key{};    // the CN, or the IP address as text
     BucketKind bucket = BucketKind::Global;
     double rate = 0;  // tokens per second
     double burst = 0;

@@ -29,7 +29,7 @@ template <typename R> QByteArray adminLine(const R &result)
 // Roles as the rows name them; sender roles connect as sender_1, the others as receiver_1.
 constexpr int receiver = int(Role::Receiver);
 constexpr int admin = int(Role::Admin);
-constexpr int sender = int(Role::Sender);
+constexpr int senderRole = int(Role::Sender);
 
 // An envelope the publish handlers accept, with the id `id`.
 QByteArray envelope(const char *id)
@@ -247,6 +247,21 @@ void tst_Refusals::publishes_data()
                       "performance.max_queue_bytes)\n")
         << QByteArray("Error: Message m2 of 101 bytes exceeds queue 'q' byte limit (100 bytes, "
                       "performance.max_queue_bytes) for message m2\n");
+    // The id and the queue are quoted as they are, whatever they hold ("%2" once took the
+    // place of a later argument).
+    QTest::newRow("larger than the queue's byte limit, % in the id")
+        << QByteArray("10000 100 drop-head") << qint64(0) << QByteArray() << QByteArray("m%2 101")
+        << QByteArray("Error: Message m%2 of 101 bytes exceeds queue 'q' byte limit (100 bytes, "
+                      "performance.max_queue_bytes)\n")
+        << QByteArray("Error: Message m%2 of 101 bytes exceeds queue 'q' byte limit (100 bytes, "
+                      "performance.max_queue_bytes) for message m%2\n");
+    QTest::newRow("does not fit the memory budget, % in the id")
+        << defaults << qint64(2 << 20) << QByteArray() << QByteArray("m%1 3000000")
+        << QByteArray("Error: Message m%1 of 3000000 bytes does not fit in the broker's memory "
+                      "budget (0.0 MiB of 2.0 MiB held, performance.memory_budget_mb)\n")
+        << QByteArray("Error: Message m%1 of 3000000 bytes does not fit in the broker's memory "
+                      "budget (0.0 MiB of 2.0 MiB held, performance.memory_budget_mb) for "
+                      "message m%1\n");
     QTest::newRow("memory alarm")
         << defaults << qint64(2 << 20) << QByteArray("m1 1990000") << QByteArray("m2 200000")
         << QByteArray("Error: Memory alarm: the broker holds 1.9 MiB of its 2.0 MiB budget "
@@ -317,22 +332,22 @@ void tst_Refusals::rateLimited_data()
     QTest::addColumn<QByteArray>("reply");
 
     QTest::newRow("publish, CN publish rate")
-        << sender << "cn_publish" << QByteArray("publish ex rk " + envelope("m1"))
+        << senderRole << "cn_publish" << QByteArray("publish ex rk " + envelope("m1"))
         << QByteArray("Error: rate limit exceeded: publish rate of CN 'sender_1' is limited to "
                       "0.5/s (burst 1)\n");
     QTest::newRow("publish, IP publish rate")
-        << sender << "ip_publish" << QByteArray("publish ex rk " + envelope("m1"))
+        << senderRole << "ip_publish" << QByteArray("publish ex rk " + envelope("m1"))
         << QByteArray("Error: rate limit exceeded: publish rate of IP 127.0.0.1 is limited to "
                       "0.5/s (burst 1)\n");
     QTest::newRow("publish_batch, CN publish rate")
-        << sender << "cn_publish"
+        << senderRole << "cn_publish"
         << QByteArray("publish_batch ex rk [" + envelope("m1") + "," + envelope("m2") + "]")
         << QByteArray("Error: rate limit exceeded: publish rate of CN 'sender_1' is limited to "
                       "0.5/s (burst 1) for message m1\n"
                       "Error: rate limit exceeded: publish rate of CN 'sender_1' is limited to "
                       "0.5/s (burst 1) for message m2\n");
     QTest::newRow("publish_batch, IP request rate")
-        << sender << "ip_global"
+        << senderRole << "ip_global"
         << QByteArray("publish_batch ex rk [" + envelope("m1") + "]")
         << QByteArray("Error: rate limit exceeded: request rate of IP 127.0.0.1 is limited to "
                       "0.5/s (burst 1) for message m1\n");
