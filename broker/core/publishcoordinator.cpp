@@ -236,26 +236,41 @@ PublishOutcome PublishCoordinator::admission(const QList<Queue *> &queues, const
         // Evicting everything else would not make room: refused under either policy rather
         // than dropped.
         if (q->maxBytes() > 0 && bytes > q->maxBytes())
-            return {.kind = Kind::TooLarge, .messageId = id, .queue = q->name(), .bytes = bytes,
+            return {.kind = Kind::TooLarge,
+                    .messageId = id,
+                    .queue = q->name(),
+                    .bytes = bytes,
                     .limit = q->maxBytes()};
         if (!q->rejectsWhenFull())
             continue;
         if (q->depth() + q->inflight >= q->maxLength())
-            return {.kind = Kind::QueueFull, .messageId = id, .queue = q->name(),
+            return {.kind = Kind::QueueFull,
+                    .messageId = id,
+                    .queue = q->name(),
                     .limit = q->maxLength()};
         if (q->maxBytes() > 0 && q->bytes() + q->inflightBytes + bytes > q->maxBytes())
-            return {.kind = Kind::QueueFull, .messageId = id, .queue = q->name(),
-                    .limit = q->maxBytes(), .inBytes = true};
+            return {.kind = Kind::QueueFull,
+                    .messageId = id,
+                    .queue = q->name(),
+                    .limit = q->maxBytes(),
+                    .inBytes = true};
     }
     switch (m_memory.admit(bytes)) {
     case limits::MemoryBudget::Admission::Admitted:
         break;
     case limits::MemoryBudget::Admission::Alarm:
-        return {.kind = Kind::MemoryAlarm, .messageId = id, .bytes = bytes,
-                .limit = m_memory.budget(), .held = m_memory.used()};
+        return {.kind = Kind::MemoryAlarm,
+                .messageId = id,
+                .bytes = bytes,
+                .limit = m_memory.budget(),
+                .held = m_memory.used()};
     case limits::MemoryBudget::Admission::DoesNotFit:
-        return {.kind = Kind::MemoryAlarm, .messageId = id, .bytes = bytes,
-                .limit = m_memory.budget(), .held = m_memory.used(), .doesNotFit = true};
+        return {.kind = Kind::MemoryAlarm,
+                .messageId = id,
+                .bytes = bytes,
+                .limit = m_memory.budget(),
+                .held = m_memory.used(),
+                .doesNotFit = true};
     }
     return {.kind = Kind::Stored, .messageId = id};
 }

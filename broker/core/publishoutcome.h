@@ -25,7 +25,7 @@ struct PublishOutcome
     QString reason{}; // StorageFailed: storage's own text
     QString queue{};  // QueueFull, TooLarge: the queue that refused it
     qint64 bytes = 0; // TooLarge, MemoryAlarm: the message's size
-    qint64 limit = 0; // QueueFull: max length or max bytes; TooLarge: max bytes; MemoryAlarm: budget
+    qint64 limit = 0; // QueueFull: its length or byte limit; TooLarge: bytes; MemoryAlarm: budget
     qint64 held = 0;  // MemoryAlarm: the bytes the broker held when it refused
     bool inBytes = false;    // QueueFull: the byte limit is reached, not the length
     bool doesNotFit = false; // MemoryAlarm: the message does not fit (the alarm is not on)

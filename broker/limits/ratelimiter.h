@@ -34,7 +34,7 @@ struct Refusal
     QString reason{}; // "cn_global", "ip_publish", ..., "cn_limit", "ip_limit"
     QString key{};    // the CN, or the IP address as text
     BucketKind bucket = BucketKind::Global;
-    double rate = 0;  // tokens per second
+    double rate = 0; // tokens per second
     double burst = 0;
     int limit = 0;
 };

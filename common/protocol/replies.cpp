@@ -161,8 +161,7 @@ QByteArray raw(QByteArrayView text)
     return line({text});
 }
 
-QByteArray queueFullText(QByteArrayView queue, qint64 limit, bool inBytes,
-                         QByteArrayView messageId)
+QByteArray queueFullText(QByteArrayView queue, qint64 limit, bool inBytes, QByteArrayView messageId)
 {
     return textOf({"Queue '", queue, "' is full (", QByteArray::number(limit),
                    inBytes ? QByteArrayView(" bytes") : QByteArrayView(" messages"),
@@ -181,12 +180,11 @@ QByteArray memoryAlarmText(QByteArrayView heldMib, QByteArrayView budgetMib,
                            QByteArrayView messageId)
 {
     return textOf({"Memory alarm: the broker holds ", heldMib, " MiB of its ", budgetMib,
-                   " MiB budget (performance.memory_budget_mb): message ", messageId,
-                   " rejected"});
+                   " MiB budget (performance.memory_budget_mb): message ", messageId, " rejected"});
 }
 
-QByteArray exceedsMemoryBudgetText(QByteArrayView messageId, qint64 bytes,
-                                   QByteArrayView heldMib, QByteArrayView budgetMib)
+QByteArray exceedsMemoryBudgetText(QByteArrayView messageId, qint64 bytes, QByteArrayView heldMib,
+                                   QByteArrayView budgetMib)
 {
     return textOf({"Message ", messageId, " of ", QByteArray::number(bytes),
                    " bytes does not fit in the broker's memory budget (", heldMib, " MiB of ",

@@ -52,8 +52,8 @@ QByteArray memoryAlarmText(QByteArrayView heldMib, QByteArrayView budgetMib,
                            QByteArrayView messageId);
 // "Message <id> of <bytes> bytes does not fit in the broker's memory budget (<held> MiB of
 // <budget> MiB held, performance.memory_budget_mb)"
-QByteArray exceedsMemoryBudgetText(QByteArrayView messageId, qint64 bytes,
-                                   QByteArrayView heldMib, QByteArrayView budgetMib);
+QByteArray exceedsMemoryBudgetText(QByteArrayView messageId, qint64 bytes, QByteArrayView heldMib,
+                                   QByteArrayView budgetMib);
 
 // The texts of the topology, delivery and ACL refusals, without "Error: " and "\n", for error()
 // or batchError(). The broker picks one per refusal in handlers/refusalreplies.cpp.

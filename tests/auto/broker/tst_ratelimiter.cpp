@@ -213,7 +213,7 @@ void tst_RateLimiter::ipRatesOfTheirOwn()
     QCOMPARE(got, QStringLiteral("10110"));
     const auto refused = limiter.admitRequest(QStringLiteral("e"), kIp1, 1);
     QCOMPARE(textOf(*refused), QStringLiteral("rate limit exceeded: publish rate of IP 10.0.0.1 is "
-                                            "limited to 1000/s (burst 3)"));
+                                              "limited to 1000/s (burst 3)"));
     const auto views = limiter.clients();
     QCOMPARE(views.last().scope, Scope::Ip);
     QCOMPARE(views.last().publish.burst, 3.0);

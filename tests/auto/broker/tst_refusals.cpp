@@ -347,8 +347,7 @@ void tst_Refusals::rateLimited_data()
                       "Error: rate limit exceeded: publish rate of CN 'sender_1' is limited to "
                       "0.5/s (burst 1) for message m2\n");
     QTest::newRow("publish_batch, IP request rate")
-        << senderRole << "ip_global"
-        << QByteArray("publish_batch ex rk [" + envelope("m1") + "]")
+        << senderRole << "ip_global" << QByteArray("publish_batch ex rk [" + envelope("m1") + "]")
         << QByteArray("Error: rate limit exceeded: request rate of IP 127.0.0.1 is limited to "
                       "0.5/s (burst 1) for message m1\n");
     QTest::newRow("declare_queue, CN request rate")
