@@ -12,6 +12,7 @@
 #include "core/router.h"
 #include "core/services.h"
 #include "handlers/dispatcher.h"
+#include "handlers/refusalreplies.h"
 #include "limits/ratelimiter.h"
 #include "metrics/brokermetrics.h"
 #include "metrics/metricshttpserver.h"
@@ -320,7 +321,7 @@ void Broker::admit(TlsStream *socket)
     // Counted from here until onSessionClosed, and only for connections that get a session:
     // nothing refused above (or failed in the handshake) is ever counted or discounted.
     if (const auto refused = m_limiter->acquireConnection(cn, socket->peerAddress()))
-        return refuse(qPrintable(refused->reason), refused->text.toUtf8());
+        return refuse(qPrintable(refused->reason), handlers::refusalText(*refused));
 
     ClientIdentity identity;
     identity.connectionId = m_nextConnectionId++;

@@ -41,13 +41,13 @@ static PublishOutcome commitOutcome(const QByteArray &id, const storage::Publish
 {
     switch (result.outcome) {
     case storage::PublishOutcome::Stored:
-        return {Kind::Stored, id, {}};
+        return {.kind = Kind::Stored, .messageId = id};
     case storage::PublishOutcome::Duplicate:
-        return {Kind::Duplicate, id, {}};
+        return {.kind = Kind::Duplicate, .messageId = id};
     case storage::PublishOutcome::Failed:
         break;
     }
-    return {Kind::StorageFailed, id, result.error};
+    return {.kind = Kind::StorageFailed, .messageId = id, .reason = result.error};
 }
 
 void PublishCoordinator::answer(const CallPtr &call, qsizetype index, PublishOutcome outcome)
@@ -85,12 +85,12 @@ void PublishCoordinator::publish(const QString &sender, const QString &exchange,
         }
         if (m_live.contains(id) && !m_unstoredLive.contains(id)) {
             ++m_stats.duplicates;
-            answer(call, i, PublishOutcome{Kind::Duplicate, id, {}});
+            answer(call, i, PublishOutcome{.kind = Kind::Duplicate, .messageId = id});
             continue;
         }
         if (targets.isEmpty()) {
             ++m_stats.unroutable;
-            answer(call, i, PublishOutcome{Kind::Unroutable, id, {}});
+            answer(call, i, PublishOutcome{.kind = Kind::Unroutable, .messageId = id});
             continue;
         }
         const qint64 bytes = messages[i].envelope.size();
@@ -232,56 +232,47 @@ void PublishCoordinator::settleWaiters(const QList<InflightWaiter> &waiters,
 PublishOutcome PublishCoordinator::admission(const QList<Queue *> &queues, const QByteArray &id,
                                              qint64 bytes)
 {
-    const QString message = QString::fromUtf8(id);
     for (const Queue *q : queues) {
         // Evicting everything else would not make room: refused under either policy rather
         // than dropped.
-        if (q->maxBytes() > 0 && bytes > q->maxBytes()) {
-            return {Kind::TooLarge, id,
-                    QStringLiteral("Message %1 of %2 bytes exceeds queue '%3' byte limit (%4 "
-                                   "bytes, performance.max_queue_bytes)")
-                        .arg(message)
-                        .arg(bytes)
-                        .arg(q->name())
-                        .arg(q->maxBytes())};
-        }
+        if (q->maxBytes() > 0 && bytes > q->maxBytes())
+            return {.kind = Kind::TooLarge,
+                    .messageId = id,
+                    .queue = q->name(),
+                    .bytes = bytes,
+                    .limit = q->maxBytes()};
         if (!q->rejectsWhenFull())
             continue;
-        if (q->depth() + q->inflight >= q->maxLength()) {
-            return {Kind::QueueFull, id,
-                    QStringLiteral("Queue '%1' is full (%2 messages, overflow reject-publish): "
-                                   "message %3 rejected")
-                        .arg(q->name())
-                        .arg(q->maxLength())
-                        .arg(message)};
-        }
-        if (q->maxBytes() > 0 && q->bytes() + q->inflightBytes + bytes > q->maxBytes()) {
-            return {Kind::QueueFull, id,
-                    QStringLiteral("Queue '%1' is full (%2 bytes, overflow reject-publish): "
-                                   "message %3 rejected")
-                        .arg(q->name())
-                        .arg(q->maxBytes())
-                        .arg(message)};
-        }
+        if (q->depth() + q->inflight >= q->maxLength())
+            return {.kind = Kind::QueueFull,
+                    .messageId = id,
+                    .queue = q->name(),
+                    .limit = q->maxLength()};
+        if (q->maxBytes() > 0 && q->bytes() + q->inflightBytes + bytes > q->maxBytes())
+            return {.kind = Kind::QueueFull,
+                    .messageId = id,
+                    .queue = q->name(),
+                    .limit = q->maxBytes(),
+                    .inBytes = true};
     }
-    using limits::mebibytes;
     switch (m_memory.admit(bytes)) {
     case limits::MemoryBudget::Admission::Admitted:
         break;
     case limits::MemoryBudget::Admission::Alarm:
-        return {Kind::MemoryAlarm, id,
-                QStringLiteral("Memory alarm: the broker holds %1 MiB of its %2 MiB budget "
-                               "(performance.memory_budget_mb): message %3 rejected")
-                    .arg(mebibytes(m_memory.used()), mebibytes(m_memory.budget()), message)};
+        return {.kind = Kind::MemoryAlarm,
+                .messageId = id,
+                .bytes = bytes,
+                .limit = m_memory.budget(),
+                .held = m_memory.used()};
     case limits::MemoryBudget::Admission::DoesNotFit:
-        return {Kind::MemoryAlarm, id,
-                QStringLiteral("Message %1 of %2 bytes does not fit in the broker's memory "
-                               "budget (%3 MiB of %4 MiB held, performance.memory_budget_mb)")
-                    .arg(message)
-                    .arg(bytes)
-                    .arg(mebibytes(m_memory.used()), mebibytes(m_memory.budget()))};
+        return {.kind = Kind::MemoryAlarm,
+                .messageId = id,
+                .bytes = bytes,
+                .limit = m_memory.budget(),
+                .held = m_memory.used(),
+                .doesNotFit = true};
     }
-    return {Kind::Stored, id, {}};
+    return {.kind = Kind::Stored, .messageId = id};
 }
 
 } // namespace cmq

@@ -87,9 +87,10 @@ void Dispatcher::dispatch(Session &session, const protocol::Request &request, co
         const int publishCost = request.command == Command::Publish ? 1 : 0;
         if (const auto refused =
                 m_services.rateLimiter->admitRequest(who.cn, who.address, publishCost)) {
+            const QByteArray text = handlers::refusalText(*refused);
             qCDebug(lcRateLimit, "%s: %s refused: %s", qPrintable(who.cn),
-                    protocol::commandName(request.command), qPrintable(refused->text));
-            return reply.send(protocol::reply::error(refused->text.toUtf8()));
+                    protocol::commandName(request.command), text.constData());
+            return reply.send(protocol::reply::error(text));
         }
     }
     handler(HandlerContext{m_services, session}, request, reply);
@@ -101,7 +102,7 @@ void Dispatcher::refuseMalformed(Session &session, const QByteArray &errorLines,
     if (m_services.rateLimiter) {
         const ClientIdentity &who = session.identity();
         if (const auto refused = m_services.rateLimiter->admitRequest(who.cn, who.address, 0))
-            return reply.send(protocol::reply::error(refused->text.toUtf8()));
+            return reply.send(protocol::reply::error(handlers::refusalText(*refused)));
     }
     reply.send(errorLines);
 }

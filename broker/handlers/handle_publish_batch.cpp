@@ -32,9 +32,10 @@ void publishBatch(const HandlerContext &ctx, const Request &request, const Reply
     if (limits::RateLimiter *limiter = ctx.services.rateLimiter) {
         const ClientIdentity &who = ctx.session.identity();
         if (const auto refused = limiter->admitRequest(who.cn, who.address, int(messages.size()))) {
+            const QByteArray text = refusalText(*refused);
             QByteArray lines;
             for (const Router::Publication &m : std::as_const(messages))
-                lines += protocol::reply::batchError(refused->text.toUtf8(), m.messageId);
+                lines += protocol::reply::batchError(text, m.messageId);
             return reply.send(lines);
         }
     }

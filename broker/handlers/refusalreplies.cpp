@@ -55,4 +55,18 @@ QByteArray refusalLine(const Refusal &refusal)
     return reply::error(refusalText(refusal));
 }
 
+QByteArray refusalText(const limits::Refusal &refusal)
+{
+    const bool byCn = refusal.scope == limits::Scope::Cn;
+    const QByteArray key = refusal.key.toUtf8();
+    switch (refusal.kind) {
+    case limits::Refusal::Kind::Rate:
+        break;
+    case limits::Refusal::Kind::Connections:
+        return reply::tooManyConnectionsText(byCn, key, refusal.limit);
+    }
+    return reply::rateLimitExceededText(refusal.bucket == limits::BucketKind::Publish, byCn, key,
+                                        refusal.rate, refusal.burst);
+}
+
 } // namespace cmq::handlers

@@ -6,6 +6,7 @@
 #include <QString>
 
 #include "core/refusal.h"
+#include "limits/ratelimiter.h"
 
 namespace cmq::handlers {
 
@@ -13,6 +14,8 @@ namespace cmq::handlers {
 QByteArray refusalText(const Refusal &refusal);
 // "Error: <text>\n".
 QByteArray refusalLine(const Refusal &refusal);
+// The rate limiter's refusal, without "Error: " (requests, batches and the connection refused).
+QByteArray refusalText(const limits::Refusal &refusal);
 // "Error: <text>\n" for a refused call, whatever it returns on success.
 template <typename T> QByteArray refusalLine(const Outcome<T> &refused)
 {

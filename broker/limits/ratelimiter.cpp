@@ -7,11 +7,6 @@ namespace cmq::limits {
 // A sweep walks every entry; doing it at most this often keeps the per-request cost flat.
 constexpr qint64 kSweepIntervalNs = 5LL * 1000 * 1000 * 1000;
 
-static QString number(double value)
-{
-    return QString::number(value, 'g', 10);
-}
-
 static const char *scopeName(Scope scope)
 {
     return scope == Scope::Cn ? "cn" : "ip";
@@ -74,20 +69,20 @@ RateLimiter::Entry &RateLimiter::entry(Scope scope, const QString &key, qint64 n
 Refusal RateLimiter::bucketRefusal(Scope scope, BucketKind kind, const QString &key) const
 {
     const bool publish = kind == BucketKind::Publish;
-    const QString who =
-        scope == Scope::Cn ? QStringLiteral("CN '%1'").arg(key) : QStringLiteral("IP %1").arg(key);
     const Config::RateLimit &s = m_settings;
     const bool cn = scope == Scope::Cn;
     const double rate =
         publish ? (cn ? s.publishRps : s.ipPublishRps) : (cn ? s.globalRps : s.ipGlobalRps);
     const double burst =
         publish ? (cn ? s.publishBurst : s.ipPublishBurst) : (cn ? s.globalBurst : s.ipGlobalBurst);
-    return Refusal{QString::fromLatin1(scopeName(scope)) +
-                       (publish ? QStringLiteral("_publish") : QStringLiteral("_global")),
-                   QStringLiteral("rate limit exceeded: %1 rate of %2 is limited to %3/s "
-                                  "(burst %4)")
-                       .arg(publish ? QStringLiteral("publish") : QStringLiteral("request"), who,
-                            number(rate), number(burst))};
+    return Refusal{.kind = Refusal::Kind::Rate,
+                   .scope = scope,
+                   .reason = QString::fromLatin1(scopeName(scope)) +
+                             (publish ? QStringLiteral("_publish") : QStringLiteral("_global")),
+                   .key = key,
+                   .bucket = kind,
+                   .rate = rate,
+                   .burst = burst};
 }
 
 std::optional<Refusal> RateLimiter::admitRequest(const QString &cn, const QHostAddress &ip,
@@ -146,16 +141,18 @@ std::optional<Refusal> RateLimiter::acquireConnection(const QString &cn, const Q
     Entry &byIp = entry(Scope::Ip, ipText, now);
     if (m_settings.enabled) {
         if (byIp.connections >= m_settings.maxConnectionsPerIp) {
-            return Refusal{QStringLiteral("ip_limit"),
-                           QStringLiteral("Too many connections from %1 (limit %2)")
-                               .arg(ipText)
-                               .arg(m_settings.maxConnectionsPerIp)};
+            return Refusal{.kind = Refusal::Kind::Connections,
+                           .scope = Scope::Ip,
+                           .reason = QStringLiteral("ip_limit"),
+                           .key = ipText,
+                           .limit = m_settings.maxConnectionsPerIp};
         }
         if (byCn.connections >= m_settings.maxConnectionsPerCn) {
-            return Refusal{QStringLiteral("cn_limit"),
-                           QStringLiteral("Too many connections for CN '%1' (limit %2)")
-                               .arg(cn)
-                               .arg(m_settings.maxConnectionsPerCn)};
+            return Refusal{.kind = Refusal::Kind::Connections,
+                           .scope = Scope::Cn,
+                           .reason = QStringLiteral("cn_limit"),
+                           .key = cn,
+                           .limit = m_settings.maxConnectionsPerCn};
         }
     }
     for (Entry *e : {&byCn, &byIp}) {

@@ -21,11 +21,22 @@ namespace cmq::limits {
 enum class Scope { Cn, Ip };
 enum class BucketKind { Global, Publish };
 
-// Why something was refused: a metric label and the text after "Error: ".
+// Why something was refused, as facts: a metric label and what the reply names. The sentence
+// is written by whoever sends it (handlers/refusalreplies.h, protocol/replies.cpp).
 struct Refusal
 {
-    QString reason; // "cn_global", "ip_publish", ..., "cn_limit", "ip_limit"
-    QString text;
+    enum class Kind {
+        Rate,        // a bucket is empty: bucket, rate, burst
+        Connections, // max_connections_per_cn / _per_ip reached: limit
+    };
+    Kind kind = Kind::Rate;
+    Scope scope = Scope::Cn;
+    QString reason{}; // "cn_global", "ip_publish", ..., "cn_limit", "ip_limit"
+    QString key{};    // the CN, or the IP address as text
+    BucketKind bucket = BucketKind::Global;
+    double rate = 0; // tokens per second
+    double burst = 0;
+    int limit = 0;
 };
 
 struct BucketView

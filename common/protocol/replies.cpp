@@ -161,6 +161,36 @@ QByteArray raw(QByteArrayView text)
     return line({text});
 }
 
+QByteArray queueFullText(QByteArrayView queue, qint64 limit, bool inBytes, QByteArrayView messageId)
+{
+    return textOf({"Queue '", queue, "' is full (", QByteArray::number(limit),
+                   inBytes ? QByteArrayView(" bytes") : QByteArrayView(" messages"),
+                   ", overflow reject-publish): message ", messageId, " rejected"});
+}
+
+QByteArray exceedsQueueBytesText(QByteArrayView messageId, qint64 bytes, QByteArrayView queue,
+                                 qint64 limit)
+{
+    return textOf({"Message ", messageId, " of ", QByteArray::number(bytes),
+                   " bytes exceeds queue '", queue, "' byte limit (", QByteArray::number(limit),
+                   " bytes, performance.max_queue_bytes)"});
+}
+
+QByteArray memoryAlarmText(QByteArrayView heldMib, QByteArrayView budgetMib,
+                           QByteArrayView messageId)
+{
+    return textOf({"Memory alarm: the broker holds ", heldMib, " MiB of its ", budgetMib,
+                   " MiB budget (performance.memory_budget_mb): message ", messageId, " rejected"});
+}
+
+QByteArray exceedsMemoryBudgetText(QByteArrayView messageId, qint64 bytes, QByteArrayView heldMib,
+                                   QByteArrayView budgetMib)
+{
+    return textOf({"Message ", messageId, " of ", QByteArray::number(bytes),
+                   " bytes does not fit in the broker's memory budget (", heldMib, " MiB of ",
+                   budgetMib, " MiB held, performance.memory_budget_mb)"});
+}
+
 QByteArray queueNotFoundText(QByteArrayView queue)
 {
     return textOf({"Queue '", queue, "' not found"});
@@ -238,6 +268,23 @@ QByteArray presenceNotInGroupText(QByteArrayView cn)
 {
     return textOf({"Permission denied: ", cn,
                    " is in no acl.presence_groups group, so it may not see presence"});
+}
+
+QByteArray rateLimitExceededText(bool publish, bool byCn, QByteArrayView key, double rate,
+                                 double burst)
+{
+    const QByteArray client = byCn ? textOf({"CN '", key, "'"}) : textOf({"IP ", key});
+    return textOf({"rate limit exceeded: ", publish ? QByteArrayView("publish") : "request",
+                   " rate of ", client, " is limited to ", QByteArray::number(rate, 'g', 10),
+                   "/s (burst ", QByteArray::number(burst, 'g', 10), ")"});
+}
+
+QByteArray tooManyConnectionsText(bool byCn, QByteArrayView key, qint64 limit)
+{
+    return byCn ? textOf({"Too many connections for CN '", key, "' (limit ",
+                          QByteArray::number(limit), ")"})
+                : textOf({"Too many connections from ", key, " (limit ", QByteArray::number(limit),
+                          ")"});
 }
 
 QByteArray ping()

@@ -35,6 +35,26 @@ QByteArray duplicateMessageText(QByteArrayView messageId);
 QByteArray noQueuesBoundText(QByteArrayView exchange, QByteArrayView routingKey);
 QByteArray raw(QByteArrayView line);         // any other line: appends "\n"
 
+// The texts of the publish refusals, without "Error: " and "\n", for error() or batchError().
+// The broker picks one per publish outcome in handlers/publishreplies.cpp. MiB figures come as
+// text (limits::mebibytes).
+// "Queue '<q>' is full (<limit> messages, overflow reject-publish): message <id> rejected",
+// "bytes" instead of "messages" when `inBytes`
+QByteArray queueFullText(QByteArrayView queue, qint64 limit, bool inBytes,
+                         QByteArrayView messageId);
+// "Message <id> of <bytes> bytes exceeds queue '<q>' byte limit (<limit> bytes,
+// performance.max_queue_bytes)"
+QByteArray exceedsQueueBytesText(QByteArrayView messageId, qint64 bytes, QByteArrayView queue,
+                                 qint64 limit);
+// "Memory alarm: the broker holds <held> MiB of its <budget> MiB budget
+// (performance.memory_budget_mb): message <id> rejected"
+QByteArray memoryAlarmText(QByteArrayView heldMib, QByteArrayView budgetMib,
+                           QByteArrayView messageId);
+// "Message <id> of <bytes> bytes does not fit in the broker's memory budget (<held> MiB of
+// <budget> MiB held, performance.memory_budget_mb)"
+QByteArray exceedsMemoryBudgetText(QByteArrayView messageId, qint64 bytes, QByteArrayView heldMib,
+                                   QByteArrayView budgetMib);
+
 // The texts of the topology, delivery and ACL refusals, without "Error: " and "\n", for error()
 // or batchError(). The broker picks one per refusal in handlers/refusalreplies.cpp.
 QByteArray queueNotFoundText(QByteArrayView queue);       // "Queue '<q>' not found"
@@ -65,6 +85,14 @@ QByteArray queueOwnedByOtherText(QByteArrayView queue, QByteArrayView owner);
 QByteArray deadLetterNeedsPublishText(QByteArrayView roles);
 // "Permission denied: <cn> is in no acl.presence_groups group, so it may not see presence"
 QByteArray presenceNotInGroupText(QByteArrayView cn);
+
+// The rate limiter's refusals (docs/PROTOCOL.md), without "Error: " and "\n"; the broker picks
+// one in handlers/refusalreplies.cpp. The client is "CN '<cn>'" when `byCn`, else "IP <ip>".
+// "rate limit exceeded: <publish|request> rate of <client> is limited to <rate>/s (burst <b>)"
+QByteArray rateLimitExceededText(bool publish, bool byCn, QByteArrayView key, double rate,
+                                 double burst);
+// "Too many connections for CN '<cn>' (limit <n>)" or "Too many connections from <ip> (limit <n>)"
+QByteArray tooManyConnectionsText(bool byCn, QByteArrayView key, qint64 limit);
 
 // Extension lines (docs/PROTOCOL.md).
 QByteArray ping();                           // "PING"

@@ -4,6 +4,7 @@
 
 #include <QTest>
 
+#include "handlers/refusalreplies.h"
 #include "limits/clock.h"
 #include "limits/ratelimiter.h"
 
@@ -36,6 +37,12 @@ Config::RateLimit settings(double globalRps, double globalBurst, double publishR
 const QHostAddress kIp1(QStringLiteral("10.0.0.1"));
 const QHostAddress kIp2(QStringLiteral("10.0.0.2"));
 
+// The text a refusal is answered with, after "Error: ".
+QString textOf(const cmq::limits::Refusal &refused)
+{
+    return QString::fromUtf8(cmq::handlers::refusalText(refused));
+}
+
 } // namespace
 
 class tst_RateLimiter : public QObject
@@ -55,6 +62,7 @@ private Q_SLOTS:
     void connectionCaps_data();
     void connectionCaps();
     void connectionCountsAreSymmetric();
+    void connectionRefusalTexts();
     void disabledLimitsNothingButCounts();
     void reconfigure();
     void countersAndViews();
@@ -130,7 +138,7 @@ void tst_RateLimiter::refusalTextNamesTheBucket()
     const auto refused = limiter.admitRequest(QStringLiteral("svc"), kIp1, cost);
     QVERIFY(refused);
     QCOMPARE(refused->reason, reason);
-    QCOMPARE(refused->text, text);
+    QCOMPARE(textOf(*refused), text);
 }
 
 void tst_RateLimiter::refusalCostsNothing()
@@ -172,7 +180,7 @@ void tst_RateLimiter::ipBucketIsShared()
     const auto refused = limiter.admitRequest(QStringLiteral("c"), kIp1, 0);
     QVERIFY(refused);
     QCOMPARE(refused->reason, QStringLiteral("ip_global"));
-    QVERIFY(refused->text.contains(QLatin1String("IP 10.0.0.1")));
+    QVERIFY(textOf(*refused).contains(QLatin1String("IP 10.0.0.1")));
     QVERIFY(!limiter.admitRequest(QStringLiteral("c"), kIp2, 0));
 }
 
@@ -204,8 +212,8 @@ void tst_RateLimiter::ipRatesOfTheirOwn()
     // a: its own publish burst of 1; b, c: fine; d: the address's burst of 3 is spent.
     QCOMPARE(got, QStringLiteral("10110"));
     const auto refused = limiter.admitRequest(QStringLiteral("e"), kIp1, 1);
-    QCOMPARE(refused->text, QStringLiteral("rate limit exceeded: publish rate of IP 10.0.0.1 is "
-                                           "limited to 1000/s (burst 3)"));
+    QCOMPARE(textOf(*refused), QStringLiteral("rate limit exceeded: publish rate of IP 10.0.0.1 is "
+                                              "limited to 1000/s (burst 3)"));
     const auto views = limiter.clients();
     QCOMPARE(views.last().scope, Scope::Ip);
     QCOMPARE(views.last().publish.burst, 3.0);
@@ -269,6 +277,22 @@ void tst_RateLimiter::connectionCountsAreSymmetric()
         QCOMPARE(v.connections, 0);
     QVERIFY(!limiter.acquireConnection(QStringLiteral("a"), kIp1));
     QVERIFY(!limiter.acquireConnection(QStringLiteral("a"), kIp1));
+}
+
+void tst_RateLimiter::connectionRefusalTexts()
+{
+    ManualClock clock;
+    RateLimiter limiter(settings(100, 100, 100, 100, 2, 1), clock);
+    QVERIFY(!limiter.acquireConnection(QStringLiteral("a"), kIp1));
+    const auto byCn = limiter.acquireConnection(QStringLiteral("a"), kIp2);
+    QVERIFY(byCn);
+    QCOMPARE(byCn->reason, QStringLiteral("cn_limit"));
+    QCOMPARE(textOf(*byCn), QStringLiteral("Too many connections for CN 'a' (limit 1)"));
+    QVERIFY(!limiter.acquireConnection(QStringLiteral("b"), kIp1));
+    const auto byIp = limiter.acquireConnection(QStringLiteral("c"), kIp1);
+    QVERIFY(byIp);
+    QCOMPARE(byIp->reason, QStringLiteral("ip_limit"));
+    QCOMPARE(textOf(*byIp), QStringLiteral("Too many connections from 10.0.0.1 (limit 2)"));
 }
 
 void tst_RateLimiter::disabledLimitsNothingButCounts()

@@ -1,5 +1,5 @@
-// Every topology, policy and delivery refusal, with the exact line the client or the admin gets
-// back for it. The texts are what existing clients and operators read
+// Every topology, policy, delivery, publish and rate-limit refusal, with the exact line the
+// client or the admin gets back for it. The texts are what existing clients and operators read
 // (shared/spec/compatibility.md, docs/PROTOCOL.md, docs/CONFIGURATION.md's quotas), so each row
 // records the line byte for byte. Requests go through the dispatcher and handlers on an
 // in-memory store; the refusals only the admin commands or a race can reach are asked of the
@@ -29,6 +29,15 @@ template <typename R> QByteArray adminLine(const R &result)
 // Roles as the rows name them; sender roles connect as sender_1, the others as receiver_1.
 constexpr int receiver = int(Role::Receiver);
 constexpr int admin = int(Role::Admin);
+constexpr int senderRole = int(Role::Sender);
+
+// An envelope the publish handlers accept, with the id `id`.
+QByteArray envelope(const char *id)
+{
+    return QByteArray(R"({"message_id":")") + id +
+           R"(","receiver_client_id":"receiver_1","enc_session_key":"a","nonce":"b",)"
+           R"("ciphertext":"c"})";
+}
 
 } // namespace
 
@@ -43,6 +52,8 @@ private Q_SLOTS:
     void routerCalls();
     void publishes_data();
     void publishes();
+    void rateLimited_data();
+    void rateLimited();
 };
 
 void tst_Refusals::requestLines_data()
@@ -236,6 +247,21 @@ void tst_Refusals::publishes_data()
                       "performance.max_queue_bytes)\n")
         << QByteArray("Error: Message m2 of 101 bytes exceeds queue 'q' byte limit (100 bytes, "
                       "performance.max_queue_bytes) for message m2\n");
+    // The id and the queue are quoted as they are, whatever they hold ("%2" once took the
+    // place of a later argument).
+    QTest::newRow("larger than the queue's byte limit, % in the id")
+        << QByteArray("10000 100 drop-head") << qint64(0) << QByteArray() << QByteArray("m%2 101")
+        << QByteArray("Error: Message m%2 of 101 bytes exceeds queue 'q' byte limit (100 bytes, "
+                      "performance.max_queue_bytes)\n")
+        << QByteArray("Error: Message m%2 of 101 bytes exceeds queue 'q' byte limit (100 bytes, "
+                      "performance.max_queue_bytes) for message m%2\n");
+    QTest::newRow("does not fit the memory budget, % in the id")
+        << defaults << qint64(2 << 20) << QByteArray() << QByteArray("m%1 3000000")
+        << QByteArray("Error: Message m%1 of 3000000 bytes does not fit in the broker's memory "
+                      "budget (0.0 MiB of 2.0 MiB held, performance.memory_budget_mb)\n")
+        << QByteArray("Error: Message m%1 of 3000000 bytes does not fit in the broker's memory "
+                      "budget (0.0 MiB of 2.0 MiB held, performance.memory_budget_mb) for "
+                      "message m%1\n");
     QTest::newRow("memory alarm")
         << defaults << qint64(2 << 20) << QByteArray("m1 1990000") << QByteArray("m2 200000")
         << QByteArray("Error: Memory alarm: the broker holds 1.9 MiB of its 2.0 MiB budget "
@@ -296,6 +322,64 @@ void tst_Refusals::publishes()
     QCOMPARE(outcomes.size(), 1);
     QCOMPARE(handlers::publishReplies(outcomes, "ex", routingKey, false), reply);
     QCOMPARE(handlers::publishReplies(outcomes, "ex", routingKey, true), batchReply);
+}
+
+void tst_Refusals::rateLimited_data()
+{
+    QTest::addColumn<int>("roles");
+    QTest::addColumn<QString>("bucket");  // the one bucket with 0.5/s and a burst of 1
+    QTest::addColumn<QByteArray>("line"); // sent twice: the second is refused
+    QTest::addColumn<QByteArray>("reply");
+
+    QTest::newRow("publish, CN publish rate")
+        << senderRole << "cn_publish" << QByteArray("publish ex rk " + envelope("m1"))
+        << QByteArray("Error: rate limit exceeded: publish rate of CN 'sender_1' is limited to "
+                      "0.5/s (burst 1)\n");
+    QTest::newRow("publish, IP publish rate")
+        << senderRole << "ip_publish" << QByteArray("publish ex rk " + envelope("m1"))
+        << QByteArray("Error: rate limit exceeded: publish rate of IP 127.0.0.1 is limited to "
+                      "0.5/s (burst 1)\n");
+    QTest::newRow("publish_batch, CN publish rate")
+        << senderRole << "cn_publish"
+        << QByteArray("publish_batch ex rk [" + envelope("m1") + "," + envelope("m2") + "]")
+        << QByteArray("Error: rate limit exceeded: publish rate of CN 'sender_1' is limited to "
+                      "0.5/s (burst 1) for message m1\n"
+                      "Error: rate limit exceeded: publish rate of CN 'sender_1' is limited to "
+                      "0.5/s (burst 1) for message m2\n");
+    QTest::newRow("publish_batch, IP request rate")
+        << senderRole << "ip_global" << QByteArray("publish_batch ex rk [" + envelope("m1") + "]")
+        << QByteArray("Error: rate limit exceeded: request rate of IP 127.0.0.1 is limited to "
+                      "0.5/s (burst 1) for message m1\n");
+    QTest::newRow("declare_queue, CN request rate")
+        << receiver << "cn_global" << QByteArray("declare_queue receiver_1_in")
+        << QByteArray("Error: rate limit exceeded: request rate of CN 'receiver_1' is limited to "
+                      "0.5/s (burst 1)\n");
+}
+
+void tst_Refusals::rateLimited()
+{
+    QFETCH(int, roles);
+    QFETCH(QString, bucket);
+    QFETCH(QByteArray, line);
+    QFETCH(QByteArray, reply);
+    Config::RateLimit limits;
+    limits.enabled = true;
+    limits.globalRps = limits.ipGlobalRps = limits.publishRps = limits.ipPublishRps = 1000;
+    limits.globalBurst = limits.ipGlobalBurst = limits.publishBurst = limits.ipPublishBurst = 1000;
+    const auto tight = [&bucket](const char *name, double &rps, double &burst) {
+        if (bucket == QLatin1String(name)) {
+            rps = 0.5;
+            burst = 1;
+        }
+    };
+    tight("cn_global", limits.globalRps, limits.globalBurst);
+    tight("ip_global", limits.ipGlobalRps, limits.ipGlobalBurst);
+    tight("cn_publish", limits.publishRps, limits.publishBurst);
+    tight("ip_publish", limits.ipPublishRps, limits.ipPublishBurst);
+    DispatcherHarness h(Roles(Role(roles)), limits);
+    const QByteArray first = h.run(line); // the clock stands still: no token comes back
+    QVERIFY2(!first.contains("rate limit"), first.constData());
+    QCOMPARE(h.run(line), reply);
 }
 
 QTEST_GUILESS_MAIN(tst_Refusals)
