@@ -65,7 +65,7 @@ inline constexpr int MaxDeadLetterEntries = 10000;
 inline constexpr int DefaultMessagePageRows = 100;
 inline constexpr int MaxMessagePageRows = 1000;
 
-// Page options of a snapshot's queue, connection and rate-limit bucket lists (`json`,
+// Page options of a snapshot's queue, connection, rate-limit bucket and talker lists (`json`,
 // `watch`), written `<list>.<option>=<value>` (docs/ADMIN-PROTOCOL.md, "Paging"): a console
 // with 50,000 queues asks for the rows it shows instead of all of them.
 inline constexpr int DefaultPageRows = 200;
@@ -77,9 +77,10 @@ struct ListPage
 {
     bool paged = false; // some option was given; otherwise the whole list, as before
     QString filter;     // case-insensitive substring (queues: name or owner; connections: cn,
-                        // address or id; rate-limit buckets: key); empty matches every row
-    QString sort;       // one of queueSortKeys() / connectionSortKeys() / rateLimitSortKeys();
-                        // empty: name / id / scope
+                        // address or id; rate-limit buckets: key; talkers: cn); empty
+                        // matches every row
+    QString sort;       // one of queueSortKeys() / connectionSortKeys() / rateLimitSortKeys() /
+                        // talkerSortKeys(); empty: name / id / scope / cn
     bool descending = false;
     int offset = 0;
     int limit = DefaultPageRows;
@@ -91,7 +92,11 @@ struct SnapshotPaging
     ListPage queues;
     ListPage connections;
     ListPage ratelimits; // the buckets of the `ratelimits` object
-    bool isPaged() const { return queues.paged || connections.paged || ratelimits.paged; }
+    ListPage talkers;
+    bool isPaged() const
+    {
+        return queues.paged || connections.paged || ratelimits.paged || talkers.paged;
+    }
     bool operator==(const SnapshotPaging &) const = default;
 };
 
@@ -101,7 +106,7 @@ struct AdminRequest
     QString queue;                   // purge, delete_queue, requeue, dead_letters
     quint64 connectionId = 0;        // disconnect
     int intervalMs = 0;              // watch
-    Sections sections = AllSections; // watch
+    Sections sections = AllSections; // watch; talkers: Talkers (what page options may name)
     int count = 0;       // audit, dead_letters; requeue (0 = all); queue_messages: the page's rows
     quint64 afterId = 0; // queue_messages: entries after this id
     QString filter;      // queue_messages: sender CN or routing key contains it
@@ -129,6 +134,8 @@ QStringList sectionNames(Sections sections);
 const QStringList &queueSortKeys();
 const QStringList &connectionSortKeys();
 const QStringList &rateLimitSortKeys();
+// A talker's fields and its recent rates ("publish_rate", ...).
+const QStringList &talkerSortKeys();
 // The page options of `paging` as request arguments ("queues.sort=ready queues.limit=200"),
 // empty when nothing is paged; options left at their defaults are left out.
 QString pagingArguments(const SnapshotPaging &paging);

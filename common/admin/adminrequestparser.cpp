@@ -4,12 +4,41 @@
 #include <iterator>
 #include <limits>
 
+#include "admin/adminrequest_p.h"
 #include "protocol/request.h"
 #include "protocol/words.h"
 
 namespace cmq::admin {
 
+namespace detail {
+
+QByteArray shortText(QByteArrayView text)
+{
+    return QString::fromUtf8(text).left(64).toUtf8();
+}
+
+bool parseNumber(QByteArrayView text, quint64 max, quint64 &value)
+{
+    if (text.isEmpty() || text.size() > 20)
+        return false;
+    value = 0;
+    for (const char c : text) {
+        if (c < '0' || c > '9')
+            return false;
+        const quint64 digit = quint64(c - '0');
+        if (value > (max - digit) / 10)
+            return false;
+        value = value * 10 + digit;
+    }
+    return true;
+}
+
+} // namespace detail
+
 namespace {
+
+using detail::parseNumber;
+using detail::shortText;
 
 // Ordered like the enum, so adminCommandName() can index it.
 constexpr protocol::words::CommandWord<AdminCommand> commands[] = {
@@ -49,12 +78,6 @@ constexpr SectionEntry sections[] = {
     {"ratelimits", Section::RateLimits}, {"talkers", Section::Talkers},
 };
 
-// An echo of client input in an error line: at most 64 characters, cut at a character.
-QByteArray shortText(QByteArrayView text)
-{
-    return QString::fromUtf8(text).left(64).toUtf8();
-}
-
 AdminParseResult error(const QByteArray &text)
 {
     AdminParseResult result;
@@ -68,23 +91,6 @@ AdminParseResult ok(AdminRequest request)
     result.ok = true;
     result.request = std::move(request);
     return result;
-}
-
-// A decimal number without sign; false when not one or above `max`.
-bool parseNumber(QByteArrayView text, quint64 max, quint64 &value)
-{
-    if (text.isEmpty() || text.size() > 20)
-        return false;
-    value = 0;
-    for (const char c : text) {
-        if (c < '0' || c > '9')
-            return false;
-        const quint64 digit = quint64(c - '0');
-        if (value > (max - digit) / 10)
-            return false;
-        value = value * 10 + digit;
-    }
-    return true;
 }
 
 AdminParseResult parseQueueArgument(AdminCommand command, const QList<QByteArrayView> &args)
@@ -105,120 +111,6 @@ AdminParseResult parseQueueArgument(AdminCommand command, const QList<QByteArray
     return ok(request);
 }
 
-constexpr const char *queueSorts[] = {
-    "name",       "owner",     "ready",          "unacked",
-    "depth",      "consumers", "bytes",          "oldest_ready_age_ms",
-    "published",  "delivered", "acknowledged",   "redelivered",
-    "evicted",    "expired",   "dead_lettered",  "inflight",
-    "max_length", "max_bytes", "message_ttl_ms", "delivery_limit",
-};
-constexpr const char *connectionSorts[] = {
-    "id",          "listener",     "cn",       "address",   "connected_at", "requests",
-    "messages_in", "messages_out", "bytes_in", "bytes_out", "not_after",
-};
-
-template <size_t N> QStringList keyList(const char *const (&keys)[N])
-{
-    QStringList list;
-    for (const char *key : keys)
-        list.append(QString::fromLatin1(key));
-    return list;
-}
-
-// A bucket's fields; `accepted` and `rejected` are its two buckets' sums (the console's columns).
-constexpr const char *rateLimitSorts[] = {
-    "scope",
-    "key",
-    "connections",
-    "connection_limit",
-    "idle_seconds",
-    "global_tokens",
-    "global_accepted",
-    "global_rejected",
-    "publish_tokens",
-    "publish_accepted",
-    "publish_rejected",
-    "accepted",
-    "rejected",
-};
-
-constexpr const char *pageOptionNames[] = {"filter", "sort", "order", "offset", "limit"};
-
-// The lists that take page options: their name, the section that carries them, their sort
-// keys and where a request keeps their page.
-struct PagedList
-{
-    const char *name;
-    Section section;
-    const QStringList &(*sortKeys)();
-    ListPage SnapshotPaging::*page;
-};
-const PagedList pagedLists[] = {
-    {"queues", Section::Queues, &queueSortKeys, &SnapshotPaging::queues},
-    {"connections", Section::Connections, &connectionSortKeys, &SnapshotPaging::connections},
-    {"ratelimits", Section::RateLimits, &rateLimitSortKeys, &SnapshotPaging::ratelimits},
-};
-
-// One `<list>.<option>=<value>` argument into `paging`; an "Error: ..." text when it is not
-// one. `seen` has a bit per list and option, so a repeated option is refused.
-QByteArray parsePageOption(QByteArrayView arg, Sections allowed, SnapshotPaging &paging,
-                           quint32 &seen)
-{
-    const qsizetype equals = arg.indexOf('=');
-    const QByteArrayView name = arg.first(equals);
-    const QByteArrayView value = arg.sliced(equals + 1);
-    const qsizetype dot = name.indexOf('.');
-    const QByteArrayView list = dot < 0 ? QByteArrayView() : name.first(dot);
-    const QByteArrayView option = dot < 0 ? QByteArrayView() : name.sliced(dot + 1);
-    const auto paged = std::find_if(std::begin(pagedLists), std::end(pagedLists),
-                                    [&](const PagedList &l) { return list == l.name; });
-    if (paged == std::end(pagedLists))
-        return "Invalid page option '" + shortText(arg) +
-               "': expected queues.<option>=<value>, connections.<option>=<value> or "
-               "ratelimits.<option>=<value>";
-    const auto known = std::find_if(std::begin(pageOptionNames), std::end(pageOptionNames),
-                                    [&](const char *o) { return option == o; });
-    if (known == std::end(pageOptionNames))
-        return "Invalid page option '" + shortText(arg) +
-               "': the options are filter, sort, order, offset and limit";
-    if (!(allowed & paged->section))
-        return "Page option '" + shortText(name) + "' for a list the watch leaves out";
-    const quint32 bit =
-        1u << (8 * (paged - std::begin(pagedLists)) + (known - std::begin(pageOptionNames)));
-    if (seen & bit)
-        return "Repeated page option '" + shortText(name) + "'";
-    seen |= bit;
-    ListPage &page = paging.*(paged->page);
-    page.paged = true;
-    quint64 number = 0;
-    if (option == "filter") {
-        if (value.isEmpty() || value.size() > MaxPageFilterBytes)
-            return "Invalid filter: expected 1 to " + QByteArray::number(MaxPageFilterBytes) +
-                   " bytes";
-        page.filter = QString::fromUtf8(value);
-    } else if (option == "sort") {
-        const QStringList &keys = paged->sortKeys();
-        page.sort = QString::fromUtf8(value);
-        if (!keys.contains(page.sort))
-            return "Invalid sort key '" + shortText(value) + "' for " + list.toByteArray() +
-                   ": expected one of " + keys.join(QStringLiteral(", ")).toUtf8();
-    } else if (option == "order") {
-        if (value != "asc" && value != "desc")
-            return "Invalid order '" + shortText(value) + "': expected asc or desc";
-        page.descending = value == "desc";
-    } else if (option == "offset") {
-        if (!parseNumber(value, MaxPageOffset, number))
-            return "Invalid offset: expected a number from 0 to " +
-                   QByteArray::number(MaxPageOffset);
-        page.offset = int(number);
-    } else {
-        if (!parseNumber(value, MaxPageRows, number) || number == 0)
-            return "Invalid limit: expected a number from 1 to " + QByteArray::number(MaxPageRows);
-        page.limit = int(number);
-    }
-    return {};
-}
-
 // The arguments of `json` and `watch` after the interval and sections: page options only; a
 // word that is not one is one argument too many, as before paging.
 AdminParseResult parsePageOptions(AdminRequest request, const QList<QByteArrayView> &args)
@@ -228,7 +120,8 @@ AdminParseResult parsePageOptions(AdminRequest request, const QList<QByteArrayVi
         if (!arg.contains('='))
             return error(QByteArray("Too many arguments for '") +
                          adminCommandName(request.command) + "'");
-        const QByteArray problem = parsePageOption(arg, request.sections, request.paging, seen);
+        const QByteArray problem =
+            detail::parsePageOption(arg, request.sections, request.paging, seen);
         if (!problem.isEmpty())
             return error(problem);
     }
@@ -356,50 +249,6 @@ QStringList adminCommandNames()
     return names;
 }
 
-const QStringList &queueSortKeys()
-{
-    static const QStringList keys = keyList(queueSorts);
-    return keys;
-}
-
-const QStringList &connectionSortKeys()
-{
-    static const QStringList keys = keyList(connectionSorts);
-    return keys;
-}
-
-const QStringList &rateLimitSortKeys()
-{
-    static const QStringList keys = keyList(rateLimitSorts);
-    return keys;
-}
-
-static void appendPageArguments(QStringList &out, const char *list, const ListPage &page)
-{
-    if (!page.paged)
-        return;
-    const QString prefix = QString::fromLatin1(list) + u'.';
-    if (!page.filter.isEmpty())
-        out.append(prefix + QStringLiteral("filter=") + page.filter);
-    if (!page.sort.isEmpty())
-        out.append(prefix + QStringLiteral("sort=") + page.sort);
-    if (page.descending)
-        out.append(prefix + QStringLiteral("order=desc"));
-    if (page.offset != 0)
-        out.append(prefix + QStringLiteral("offset=") + QString::number(page.offset));
-    // Always written: a paged list with every other option at its default still says so.
-    out.append(prefix + QStringLiteral("limit=") + QString::number(page.limit));
-}
-
-QString pagingArguments(const SnapshotPaging &paging)
-{
-    QStringList out;
-    appendPageArguments(out, "queues", paging.queues);
-    appendPageArguments(out, "connections", paging.connections);
-    appendPageArguments(out, "ratelimits", paging.ratelimits);
-    return out.join(u' ');
-}
-
 QStringList sectionNames(Sections selected)
 {
     QStringList names;
@@ -449,6 +298,12 @@ AdminParseResult parseAdminRequest(QByteArrayView line)
     case AdminCommand::Json: {
         AdminRequest request;
         request.command = command;
+        return parsePageOptions(std::move(request), args);
+    }
+    case AdminCommand::Talkers: { // `talkers [talkers.<option>=<value> ...]`
+        AdminRequest request;
+        request.command = command;
+        request.sections = Section::Talkers; // the only list the reply holds
         return parsePageOptions(std::move(request), args);
     }
     case AdminCommand::Audit:

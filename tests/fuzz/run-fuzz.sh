@@ -39,8 +39,9 @@ requestparser | envelope)
     sources=("${protocol[@]}")
     ;;
 adminrequest)
-    sources=("${protocol[@]}" "$root/common/admin/adminrequestparser.cpp")
-    headers+=("$root"/common/admin/adminrequest.h)
+    sources=("${protocol[@]}" "$root/common/admin/adminrequestparser.cpp"
+             "$root/common/admin/pageoptions.cpp")
+    headers+=("$root"/common/admin/adminrequest.h "$root"/common/admin/adminrequest_p.h)
     ;;
 config)
     sources=("${protocol[@]}" "$root/broker/config/config.cpp" "$root/broker/config/tomlreader.cpp")

@@ -1,7 +1,7 @@
-// The page options of `json` and `watch` for the queues, connections and rate-limit buckets
-// (docs/ADMIN-PROTOCOL.md, "Paging"): what each option sets, the defaults, the exact error line
-// for each mistake, that the forms without options parse as before, and that pagingArguments()
-// writes what the parser reads back.
+// The page options of `json`, `watch` (and `talkers`) for the queues, connections, rate-limit
+// buckets and talkers (docs/ADMIN-PROTOCOL.md, "Paging"): what each option sets, the defaults, the
+// exact error line for each mistake, that the forms without options parse as before, and that
+// pagingArguments() writes what the parser reads back.
 
 #include <QTest>
 
@@ -18,6 +18,8 @@ class tst_AdminPaging : public QObject
 private Q_SLOTS:
     void options_data();
     void options();
+    void talkers_data();
+    void talkers();
     void errors_data();
     void errors();
     void unpagedFormsUnchanged();
@@ -100,12 +102,52 @@ void tst_AdminPaging::options()
     QVERIFY(r.request.paging.isPaged());
 }
 
+// The talkers' options (the console's page of the busiest), alone and beside the other lists'.
+void tst_AdminPaging::talkers_data()
+{
+    QTest::addColumn<QByteArray>("line");
+    QTest::addColumn<ListPage>("talkers");
+    QTest::addColumn<bool>("othersPaged");
+    QTest::newRow("the console's page")
+        << QByteArray("watch 1000 queues,exchanges,bindings,connections,talkers "
+                      "talkers.sort=publish_rate talkers.order=desc talkers.limit=200")
+        << page({}, "publish_rate", true, 0, 200) << false;
+    QTest::newRow("every option")
+        << QByteArray("watch 500 talkers talkers.filter=svc talkers.sort=bytes_out_rate "
+                      "talkers.order=asc talkers.offset=400 talkers.limit=50")
+        << page("svc", "bytes_out_rate", false, 400, 50) << false;
+    QTest::newRow("default sort (cn)")
+        << QByteArray("watch 500 talkers.limit=10") << page({}, {}, false, 0, 10) << false;
+    QTest::newRow("the talkers command")
+        << QByteArray("talkers talkers.sort=publish_rate talkers.order=desc talkers.limit=20")
+        << page({}, "publish_rate", true, 0, 20) << false;
+    QTest::newRow("json, all four lists")
+        << QByteArray("json queues.limit=5 connections.limit=6 ratelimits.sort=key "
+                      "talkers.sort=idle_seconds")
+        << page({}, "idle_seconds") << true;
+}
+
+void tst_AdminPaging::talkers()
+{
+    QFETCH(QByteArray, line);
+    QFETCH(ListPage, talkers);
+    QFETCH(bool, othersPaged);
+    const AdminParseResult r = parseAdminRequest(line);
+    QVERIFY2(r.ok, r.errorReply.constData());
+    QVERIFY(r.request.paging.talkers == talkers);
+    QVERIFY(r.request.paging.isPaged());
+    QCOMPARE(r.request.paging.queues.paged, othersPaged);
+    QCOMPARE(r.request.paging.connections.paged, othersPaged);
+    QCOMPARE(r.request.paging.ratelimits.paged, othersPaged);
+}
+
 void tst_AdminPaging::errors_data()
 {
     QTest::addColumn<QByteArray>("line");
     QTest::addColumn<QByteArray>("reply");
     const QByteArray list = "Error: Invalid page option '%1': expected queues.<option>=<value>, "
-                            "connections.<option>=<value> or ratelimits.<option>=<value>";
+                            "connections.<option>=<value>, ratelimits.<option>=<value> or "
+                            "talkers.<option>=<value>";
     QTest::newRow("no list") << QByteArray("watch 100 limit=5")
                              << QByteArray(list).replace("%1", "limit=5");
     QTest::newRow("other list") << QByteArray("watch 100 exchanges.limit=5")
@@ -129,6 +171,26 @@ void tst_AdminPaging::errors_data()
                       "connections, connection_limit, idle_seconds, global_tokens, "
                       "global_accepted, global_rejected, publish_tokens, publish_accepted, "
                       "publish_rejected, accepted, rejected");
+    QTest::newRow("talkers not watched")
+        << QByteArray("watch 100 queues,ratelimits talkers.sort=publish_rate")
+        << QByteArray("Error: Page option 'talkers.sort' for a list the watch leaves out");
+    QTest::newRow("repeated, talkers")
+        << QByteArray("json talkers.order=desc talkers.limit=5 talkers.limit=6")
+        << QByteArray("Error: Repeated page option 'talkers.limit'");
+    QTest::newRow("talker sort key")
+        << QByteArray("json talkers.sort=rate")
+        << QByteArray("Error: Invalid sort key 'rate' for talkers: expected one of cn, "
+                      "connections, publishes, deliveries, requests, bytes_in, bytes_out, "
+                      "idle_seconds, publish_rate, deliver_rate, bytes_in_rate, bytes_out_rate");
+    QTest::newRow("talker unknown option")
+        << QByteArray("watch 100 talkers.top=5")
+        << QByteArray("Error: Invalid page option 'talkers.top=5': the options are filter, sort, "
+                      "order, offset and limit");
+    QTest::newRow("talkers command, another list")
+        << QByteArray("talkers queues.limit=5")
+        << QByteArray("Error: Page option 'queues.limit' for a list the watch leaves out");
+    QTest::newRow("talkers command, a word")
+        << QByteArray("talkers busiest") << QByteArray("Error: Too many arguments for 'talkers'");
     QTest::newRow("repeated") << QByteArray("watch 100 queues.limit=5 queues.limit=6")
                               << QByteArray("Error: Repeated page option 'queues.limit'");
     QTest::newRow("sort key")
@@ -171,8 +233,8 @@ void tst_AdminPaging::errors()
 
 void tst_AdminPaging::unpagedFormsUnchanged()
 {
-    for (const char *line :
-         {"json", "watch 1000", "watch 1000 queues,connections", "watch 1000 ratelimits"}) {
+    for (const char *line : {"json", "watch 1000", "watch 1000 queues,connections",
+                             "watch 1000 ratelimits", "watch 1000 talkers"}) {
         const AdminParseResult r = parseAdminRequest(line);
         QVERIFY2(r.ok, line);
         QVERIFY2(!r.request.paging.isPaged(), line);
@@ -187,12 +249,15 @@ void tst_AdminPaging::roundTrip()
     paging.queues = page("ord", "oldest_ready_age_ms", true, 400, 50);
     paging.connections = page({}, {}, false, 0, DefaultPageRows);
     paging.ratelimits = page("10.0.", "publish_rejected", true, 0, 100);
+    paging.talkers = page("svc-", "publish_rate", true, 200, 200);
     const QString args = pagingArguments(paging);
     QCOMPARE(args, QStringLiteral("queues.filter=ord queues.sort=oldest_ready_age_ms "
                                   "queues.order=desc queues.offset=400 queues.limit=50 "
                                   "connections.limit=200 ratelimits.filter=10.0. "
                                   "ratelimits.sort=publish_rejected ratelimits.order=desc "
-                                  "ratelimits.limit=100"));
+                                  "ratelimits.limit=100 talkers.filter=svc- "
+                                  "talkers.sort=publish_rate talkers.order=desc "
+                                  "talkers.offset=200 talkers.limit=200"));
     const AdminParseResult r = parseAdminRequest(("watch 1000 " + args).toUtf8());
     QVERIFY2(r.ok, r.errorReply.constData());
     QVERIFY(r.request.paging == paging);

@@ -48,7 +48,8 @@ void tst_AdminRequest::valid_data()
     row("bindings", "bindings", AdminCommand::Bindings);
     row("connections", "connections", AdminCommand::Connections);
     row("ratelimits", "ratelimits", AdminCommand::RateLimits);
-    row("talkers", "talkers", AdminCommand::Talkers);
+    // The reply holds the talkers only: its page options may name no other list.
+    row("talkers", "talkers", AdminCommand::Talkers, {}, 0, 0, int(Section::Talkers));
     row("reload", "reload", AdminCommand::Reload);
     row("unwatch", "unwatch", AdminCommand::Unwatch);
     row("spaces around", "  queues \t", AdminCommand::Queues);
