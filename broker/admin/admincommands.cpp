@@ -85,8 +85,15 @@ void AdminCommands::execute(AdminSession &session, const admin::AdminRequest &re
         return session.sendReply(line(snapshot::connections(m_context, m_server.sessions())));
     case AdminCommand::RateLimits:
         return session.sendReply(line(snapshot::rateLimits(m_context)));
-    case AdminCommand::Talkers:
-        return session.sendReply(line(snapshot::talkers(m_context)));
+    case AdminCommand::Talkers: {
+        if (!request.paging.talkers.paged)
+            return session.sendReply(line(snapshot::talkers(m_context)));
+        // A page needs its totals beside it: an object instead of the bare array.
+        const snapshot::Page page =
+            snapshot::talkerPage(m_context.metrics.talkers(), request.paging.talkers);
+        return session.sendReply(line(QJsonObject{{QStringLiteral("talkers"), page.rows},
+                                                  {QStringLiteral("talkers_page"), page.info}}));
+    }
     case AdminCommand::Purge:
         return purge(session, request.queue);
     case AdminCommand::DeleteQueue:

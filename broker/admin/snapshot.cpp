@@ -299,21 +299,25 @@ QJsonObject rateLimits(const AdminContext &context, const QJsonArray *page)
     };
 }
 
+QJsonObject talker(const metrics::TalkerView &v)
+{
+    return QJsonObject{
+        {QStringLiteral("cn"), v.cn},
+        {QStringLiteral("connections"), v.connections},
+        {QStringLiteral("publishes"), count(v.figures.publishes)},
+        {QStringLiteral("deliveries"), count(v.figures.deliveries)},
+        {QStringLiteral("requests"), count(v.figures.requests)},
+        {QStringLiteral("bytes_in"), count(v.figures.bytesIn)},
+        {QStringLiteral("bytes_out"), count(v.figures.bytesOut)},
+        {QStringLiteral("idle_seconds"), v.idleSeconds},
+    };
+}
+
 QJsonArray talkers(const AdminContext &context)
 {
     QJsonArray out;
-    for (const metrics::TalkerView &v : context.metrics.talkers()) {
-        out.append(QJsonObject{
-            {QStringLiteral("cn"), v.cn},
-            {QStringLiteral("connections"), v.connections},
-            {QStringLiteral("publishes"), count(v.figures.publishes)},
-            {QStringLiteral("deliveries"), count(v.figures.deliveries)},
-            {QStringLiteral("requests"), count(v.figures.requests)},
-            {QStringLiteral("bytes_in"), count(v.figures.bytesIn)},
-            {QStringLiteral("bytes_out"), count(v.figures.bytesOut)},
-            {QStringLiteral("idle_seconds"), v.idleSeconds},
-        });
-    }
+    for (const metrics::TalkerView &v : context.metrics.talkers())
+        out.append(talker(v));
     return out;
 }
 
@@ -362,8 +366,13 @@ QJsonObject full(const AdminContext &context, const QList<AdminSession *> &admin
     } else if (sections & admin::Section::RateLimits) {
         o.insert(QStringLiteral("ratelimits"), rateLimits(context));
     }
-    if (sections & admin::Section::Talkers)
+    if ((sections & admin::Section::Talkers) && paging.talkers.paged) {
+        Page rows = talkerPage(context.metrics.talkers(), paging.talkers);
+        o.insert(QStringLiteral("talkers"), rows.rows);
+        o.insert(QStringLiteral("talkers_page"), rows.info);
+    } else if (sections & admin::Section::Talkers) {
         o.insert(QStringLiteral("talkers"), talkers(context));
+    }
     return o;
 }
 

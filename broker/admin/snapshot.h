@@ -21,7 +21,10 @@ class Session;
 namespace limits {
 class RateLimiter;
 struct ClientView;
-}
+} // namespace limits
+namespace metrics {
+struct TalkerView;
+} // namespace metrics
 
 namespace snapshot {
 
@@ -42,6 +45,8 @@ QJsonObject rateLimits(const AdminContext &context, const QJsonArray *buckets = 
 QJsonObject bucket(const limits::ClientView &view);
 // Per client CN on the data listener: publishes, deliveries, requests and bytes (top talkers).
 QJsonArray talkers(const AdminContext &context);
+// One entry of it (totals only: the whole list's objects are as before rates existed).
+QJsonObject talker(const metrics::TalkerView &view);
 // The [rate_limit] rates, bursts and caps (not `enabled`), as the rate-limit view and the reload
 // summary show them.
 QJsonObject rateLimitSettings(const Config::RateLimit &r);
@@ -50,7 +55,7 @@ QJsonObject rateLimitSettings(const Config::RateLimit &r);
 struct Page
 {
     QJsonArray rows;
-    QJsonObject info;         // the "queues_page" / "connections_page" / "ratelimits_page" object
+    QJsonObject info;         // the "<list>_page" object ("queues_page", ...)
     QSet<QString> queueNames; // a queue page's names (its bindings)
 };
 Page queuePage(const Router &router, const admin::ListPage &page);
@@ -58,6 +63,9 @@ Page connectionPage(const AdminContext &context, const QList<AdminSession *> &ad
                     const admin::ListPage &page);
 // `all`: the limiter's clients() (a parameter, so a test can page views of its own).
 Page bucketPage(const QList<limits::ClientView> &all, const admin::ListPage &page);
+// `all`: BrokerMetrics::talkers(). The page's objects also carry the recent rates
+// ("publish_rate", ...), which a page may be sorted by.
+Page talkerPage(const QList<metrics::TalkerView> &all, const admin::ListPage &page);
 // The `json` reply and each `Snapshot:` line (without "sequence").
 QJsonObject full(const AdminContext &context, const QList<AdminSession *> &admins,
                  admin::Sections sections = admin::AllSections,

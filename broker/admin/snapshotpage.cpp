@@ -1,7 +1,7 @@
-// Paged queue, connection and rate-limit bucket lists (docs/ADMIN-PROTOCOL.md, "Paging"). At
-// 50,000 queues the whole list is megabytes of JSON each second; a page is filtered and ordered
-// on plain keys (a number or a string per row), with nth_element + partial_sort over the page
-// only, and only the page's rows become JSON.
+// Paged queue, connection, rate-limit bucket and talker lists (docs/ADMIN-PROTOCOL.md,
+// "Paging"). At 50,000 queues the whole list is megabytes of JSON each second; a page is
+// filtered and ordered on plain keys (a number or a string per row), with nth_element +
+// partial_sort over the page only, and only the page's rows become JSON.
 
 #include <algorithm>
 #include <cmath>
@@ -15,6 +15,7 @@
 #include "limits/ratelimiter.h"
 #include "metrics/metrictables.h"
 #include "metrics/queuestats.h"
+#include "metrics/talkertotals.h"
 #include "net/session.h"
 
 namespace cmq::snapshot {
@@ -162,10 +163,15 @@ qint64 connectionNumber(const ConnectionRef &c, const QString &sort)
     return qint64(who.connectionId); // id
 }
 
-// A bucket's numeric keys; tokens and seconds in thousandths, so fractions still order.
+// Fractions (tokens, seconds, rates) as a sort key: in thousandths, so they still order.
+qint64 milli(double x)
+{
+    return qint64(std::llround(x * 1000));
+}
+
+// A bucket's numeric keys.
 qint64 bucketNumber(const limits::ClientView &v, const QString &sort)
 {
-    const auto milli = [](double x) { return qint64(std::llround(x * 1000)); };
     const bool publish = sort.startsWith(u"publish_");
     const limits::BucketView &b = publish ? v.publish : v.global;
     if (sort == u"connections")
@@ -185,6 +191,39 @@ qint64 bucketNumber(const limits::ClientView &v, const QString &sort)
     if (sort.endsWith(u"_rejected"))
         return qint64(b.rejected);
     return qint64(v.scope); // scope: cn before ip, as the whole list
+}
+
+// A talker's numeric keys: its totals and its recent rates.
+qint64 talkerNumber(const metrics::TalkerView &v, const QString &sort)
+{
+    const metrics::TalkerFigures &f = v.figures;
+    if (sort == u"connections")
+        return v.connections;
+    if (sort == u"publishes")
+        return qint64(f.publishes);
+    if (sort == u"deliveries")
+        return qint64(f.deliveries);
+    if (sort == u"requests")
+        return qint64(f.requests);
+    if (sort == u"bytes_in")
+        return qint64(f.bytesIn);
+    if (sort == u"bytes_out")
+        return qint64(f.bytesOut);
+    if (sort == u"idle_seconds")
+        return milli(v.idleSeconds);
+    if (sort == u"deliver_rate")
+        return milli(v.rates.deliveries);
+    if (sort == u"bytes_in_rate")
+        return milli(v.rates.bytesIn);
+    if (sort == u"bytes_out_rate")
+        return milli(v.rates.bytesOut);
+    return milli(v.rates.publishes); // publish_rate
+}
+
+// A rate in the page's objects: thousandths are plenty, and keep the line short.
+double rateValue(double perSecond)
+{
+    return double(milli(perSecond)) / 1000.0;
 }
 
 } // namespace
@@ -288,6 +327,39 @@ Page bucketPage(const QList<limits::ClientView> &all, const admin::ListPage &pag
     Page out;
     for (qsizetype i = first; i < last; ++i)
         out.rows.append(bucket(*rows[size_t(i)].item));
+    out.info = pageInfo(page, sort, qsizetype(rows.size()), all.size());
+    return out;
+}
+
+Page talkerPage(const QList<metrics::TalkerView> &all, const admin::ListPage &page)
+{
+    const QString sort = page.sort.isEmpty() ? QStringLiteral("cn") : page.sort;
+    const bool byText = sort == u"cn";
+    std::vector<Keyed<const metrics::TalkerView *>> rows;
+    rows.reserve(size_t(all.size()));
+    for (const metrics::TalkerView &v : all) {
+        if (!page.filter.isEmpty() && !matches(v.cn, page.filter))
+            continue;
+        Keyed<const metrics::TalkerView *> row;
+        row.item = &v;
+        row.tieText = v.cn;
+        if (byText)
+            row.text = v.cn;
+        else
+            row.number = talkerNumber(v, sort);
+        rows.push_back(std::move(row));
+    }
+    const auto [first, last] = orderPage(rows, page, byText);
+    Page out;
+    for (qsizetype i = first; i < last; ++i) {
+        const metrics::TalkerView &v = *rows[size_t(i)].item;
+        QJsonObject row = talker(v);
+        row.insert(QStringLiteral("publish_rate"), rateValue(v.rates.publishes));
+        row.insert(QStringLiteral("deliver_rate"), rateValue(v.rates.deliveries));
+        row.insert(QStringLiteral("bytes_in_rate"), rateValue(v.rates.bytesIn));
+        row.insert(QStringLiteral("bytes_out_rate"), rateValue(v.rates.bytesOut));
+        out.rows.append(row);
+    }
     out.info = pageInfo(page, sort, qsizetype(rows.size()), all.size());
     return out;
 }

@@ -37,7 +37,7 @@ BrokerMetrics::BrokerMetrics(QObject *parent)
     connect(&m_sampler, &QTimer::timeout, this, [this] {
         sampleStorage();
         sampleRates();
-        expireTalkers();
+        sampleTalkers();
     });
     m_sampler.start();
 }
@@ -69,7 +69,7 @@ void BrokerMetrics::connectionClosed(const ConnectionSample &final)
         m_talkers.connectionClosed(final.talker.cn, final.talker.figures, m_uptime.elapsed());
 }
 
-QList<TalkerView> BrokerMetrics::talkers() const
+QList<OpenTalker> BrokerMetrics::openTalkers() const
 {
     QList<OpenTalker> open;
     if (m_sources.connections) {
@@ -78,19 +78,26 @@ QList<TalkerView> BrokerMetrics::talkers() const
                 open.append(s.talker);
         }
     }
-    return m_talkers.view(open, m_uptime.elapsed());
+    return open;
 }
 
-void BrokerMetrics::expireTalkers()
+QList<TalkerView> BrokerMetrics::talkers() const
 {
+    QList<TalkerView> views = m_talkers.view(openTalkers(), m_uptime.elapsed());
+    for (TalkerView &v : views)
+        v.rates = m_talkerRates.rates(v.cn);
+    return views;
+}
+
+void BrokerMetrics::sampleTalkers()
+{
+    const QList<OpenTalker> open = openTalkers();
     QSet<QString> connected;
-    if (m_sources.connections) {
-        for (const ConnectionSample &s : m_sources.connections()) {
-            if (s.listener == QLatin1String("data"))
-                connected.insert(s.talker.cn);
-        }
-    }
-    m_talkers.expire(m_uptime.elapsed(), connected);
+    for (const OpenTalker &t : open)
+        connected.insert(t.cn);
+    const qint64 now = m_uptime.elapsed();
+    m_talkers.expire(now, connected);
+    m_talkerRates.sample(m_talkers.view(open, now), now);
 }
 
 void BrokerMetrics::connectionRefused(const QString &listener, const QString &reason)

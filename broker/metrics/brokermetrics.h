@@ -18,6 +18,7 @@
 #include "metrics/histogram.h"
 #include "metrics/metrictables.h"
 #include "metrics/prometheuswriter.h"
+#include "metrics/talkerratewindow.h"
 #include "metrics/talkertotals.h"
 #include "storage/leaderelection.h"
 #include "storage/storage.h"
@@ -95,7 +96,8 @@ public:
     QJsonObject clusterJson() const; // the snapshot's "cluster" section
     QJsonObject memoryJson() const;
     static QJsonObject processJson();
-    // Per client CN on the data listener (docs/ADMIN-PROTOCOL.md, "Talker object").
+    // Per client CN on the data listener (docs/ADMIN-PROTOCOL.md, "Talker object"), with the
+    // rates of the last sample.
     QList<TalkerView> talkers() const;
 
     const Histogram &publishLatency() const { return m_publishLatency; }
@@ -107,7 +109,9 @@ public:
 
 private:
     void sampleRates();
-    void expireTalkers();
+    QList<OpenTalker> openTalkers() const;
+    // Forgets talkers idle too long, then samples the others' totals for their recent rates.
+    void sampleTalkers();
 
     MetricsSources m_sources;
     QJsonObject m_brokerInfo;
@@ -122,6 +126,7 @@ private:
     quint64 m_closedBytesOut = 0;
     quint64 m_closedSlowEvents = 0;
     TalkerTotals m_talkers;
+    TalkerRateWindow m_talkerRates;
 
     Histogram m_publishLatency;
     Histogram m_batchRecords;

@@ -29,12 +29,23 @@ struct OpenTalker
     TalkerFigures figures;
 };
 
+// An identity's recent rates, per second (TalkerRateWindow).
+struct TalkerRates
+{
+    double publishes = 0;
+    double deliveries = 0;
+    double bytesIn = 0;
+    double bytesOut = 0;
+    bool operator==(const TalkerRates &) const = default;
+};
+
 struct TalkerView
 {
     QString cn;
     int connections = 0;
     TalkerFigures figures;
     double idleSeconds = 0; // since its last connection closed; 0 while it has one
+    TalkerRates rates;      // over the last seconds, as of the last sample (BrokerMetrics)
 };
 
 class TalkerTotals final

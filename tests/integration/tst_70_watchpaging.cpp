@@ -1,7 +1,9 @@
 // Paged snapshots (docs/ADMIN-PROTOCOL.md, "Paging") against a real broker with 300 queues:
 // a page and its totals, the filter, the sort keys with their tie-breaker, only the page's
-// bindings, the connection list's and the rate-limit buckets' pages, a watch that pages and one
-// that stops paging, and that `json` and `watch` without page options answer as before.
+// bindings, the connection list's and the rate-limit buckets' pages, the talkers' page by the
+// broker's recent publish rate (`watch` and the `talkers` command), a watch that pages and one
+// that stops paging, and that `json`, `watch` and `talkers` without page options answer as
+// before.
 
 #include "adminfixture.h"
 
@@ -55,6 +57,7 @@ private Q_SLOTS:
     void bucketPage();
     void watchPages();
     void badOption();
+    void talkerPage(); // last: its publishes change the ready counts the others sort by
 };
 
 void tst_WatchPaging::initTestCase()
@@ -293,6 +296,61 @@ void tst_WatchPaging::bucketPage()
     // Page options need the section: a watch without ratelimits refuses them.
     QCOMPARE(m_admin->request("watch 100 queues ratelimits.limit=1"),
              QByteArray("Error: Page option 'ratelimits.limit' for a list the watch leaves out"));
+}
+
+void tst_WatchPaging::talkerPage()
+{
+    // Without options: the array of totals, as before (no rates, no page object).
+    const QJsonArray whole = ask("talkers").toArray();
+    QCOMPARE(whole.size(), 2); // receiver_1 and sender_1; admins are not talkers
+    QVERIFY(!whole[0].toObject().contains("publish_rate"));
+    QVERIFY(!ask("json").toObject().contains("talkers_page"));
+
+    // sender_1 publishes while the broker samples (once a second) until its rate shows; the
+    // page of one, by publish rate, is sender_1 then, receiver_1 (more totals: it declared
+    // 300 queues) does not head it.
+    QJsonObject reply;
+    const QDeadlineTimer deadline(30000);
+    int sent = 0;
+    do {
+        publish(queueName(40).toUtf8(), "talker-" + QByteArray::number(++sent));
+        reply =
+            ask("talkers talkers.sort=publish_rate talkers.order=desc talkers.limit=1").toObject();
+    } while (reply.value("talkers").toArray().first().toObject().value("publish_rate").toDouble() <=
+                 0 &&
+             !deadline.hasExpired());
+    const QJsonObject first = reply.value("talkers").toArray().first().toObject();
+    QCOMPARE(first.value("cn").toString(), u"sender_1");
+    QVERIFY(first.value("publish_rate").toDouble() > 0);
+    QVERIFY(first.value("bytes_in_rate").toDouble() > 0);
+    QCOMPARE(reply.value("talkers_page").toObject(), (QJsonObject{{"offset", 0},
+                                                                  {"limit", 1},
+                                                                  {"matched", 2},
+                                                                  {"total", 2},
+                                                                  {"sort", "publish_rate"},
+                                                                  {"order", "desc"},
+                                                                  {"filter", ""}}));
+    // By connections, receiver_1 (two) is first: the order is the key's, not always the rate's.
+    QCOMPARE(ask("json talkers.sort=connections talkers.order=desc talkers.limit=1")
+                 .toObject()
+                 .value("talkers")
+                 .toArray()[0]
+                 .toObject()
+                 .value("cn")
+                 .toString(),
+             u"receiver_1");
+
+    // A watch carries the page each interval.
+    TestClient *watcher = adminClient();
+    watcher->send("watch 100 talkers talkers.filter=RECEIVER");
+    QVERIFY(watcher->readLineStartingWith("{", 5000).contains(R"("ok":true)"));
+    const QJsonObject snapshot = snapshotLine(watcher);
+    QCOMPARE(snapshot.value("talkers").toArray().size(), 1);
+    QCOMPARE(snapshot.value("talkers_page").toObject().value("matched").toInt(), 1);
+    QVERIFY(snapshot.value("talkers").toArray()[0].toObject().contains("deliver_rate"));
+    // The command's page options are the talkers' only.
+    QCOMPARE(m_admin->request("talkers queues.limit=1"),
+             QByteArray("Error: Page option 'queues.limit' for a list the watch leaves out"));
 }
 
 void tst_WatchPaging::watchPages()

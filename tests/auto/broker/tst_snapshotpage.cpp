@@ -10,8 +10,6 @@
 #include <algorithm>
 #include <numeric>
 
-#include <time.h>
-
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -19,6 +17,7 @@
 
 #include "admin/snapshot.h"
 #include "limits/ratelimiter.h"
+#include "pagetesting.h"
 #include "routerharness.h"
 
 using namespace cmq;
@@ -55,19 +54,6 @@ QStringList namesOf(const QJsonArray &queues)
     return names;
 }
 
-admin::ListPage page(const QString &sort, bool descending, int offset, int limit,
-                     const QString &filter = {})
-{
-    admin::ListPage p;
-    p.paged = true;
-    p.sort = sort;
-    p.descending = descending;
-    p.offset = offset;
-    p.limit = limit;
-    p.filter = filter;
-    return p;
-}
-
 // Rate-limit buckets: one per client CN and per source IP.
 constexpr int CnCount = 6000;
 constexpr int IpCount = 4000;
@@ -95,28 +81,6 @@ QList<limits::ClientView> views()
     // clients() hands them sorted by scope and key; the page must not rely on it.
     std::reverse(all.begin(), all.end());
     return all;
-}
-
-// CPU time of this thread: the snapshot is built on the broker's event loop thread, and the
-// figure does not grow with the machine's load as wall-clock time does.
-double threadCpuMs()
-{
-    timespec t{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
-// The median CPU time of 7 runs of `build`.
-template <typename Build> double medianCpuMs(Build &&build)
-{
-    QList<double> ms;
-    for (int i = 0; i < 7; ++i) {
-        const double start = threadCpuMs();
-        build();
-        ms.append(threadCpuMs() - start);
-    }
-    std::sort(ms.begin(), ms.end());
-    return ms[ms.size() / 2];
 }
 
 QStringList keysOf(const QJsonArray &buckets)
