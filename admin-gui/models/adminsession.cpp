@@ -1,5 +1,7 @@
 #include "models/adminsession.h"
 
+#include <utility>
+
 namespace cmq::admingui {
 
 AdminSession::AdminSession(QObject *parent) : QObject(parent)
@@ -161,8 +163,14 @@ QString AdminSession::watchLine() const
     // The broker refuses page options for a list the watch leaves out: the buckets' page
     // waits while their tab is hidden.
     admin::SnapshotPaging paging = m_paging;
-    if (!(m_sections & admin::Section::RateLimits))
-        paging.ratelimits = admin::ListPage();
+    using admin::Section;
+    for (auto [section, page] : {std::pair{Section::Queues, &paging.queues},
+                                 std::pair{Section::Connections, &paging.connections},
+                                 std::pair{Section::RateLimits, &paging.ratelimits},
+                                 std::pair{Section::Talkers, &paging.talkers}}) {
+        if (!(m_sections & section))
+            *page = admin::ListPage();
+    }
     return paging.isPaged() ? line + u' ' + admin::pagingArguments(paging) : line;
 }
 

@@ -8,6 +8,7 @@
 #include "models/connectiontablemodel.h"
 #include "models/queuetablemodel.h"
 #include "models/ratelimittablemodel.h"
+#include "models/talkertablemodel.h"
 
 namespace cmq::admingui {
 
@@ -63,6 +64,25 @@ ListPager *ListPager::forRateLimits(QObject *parent)
     keys[RateLimitTableModel::Accepted] = QStringLiteral("accepted");
     keys[RateLimitTableModel::Rejected] = QStringLiteral("rejected");
     return new ListPager(QStringLiteral("ratelimits"), keys, parent, QStringLiteral("buckets"));
+}
+
+ListPager *ListPager::forTalkers(QObject *parent)
+{
+    // Every column: paged, the rates are the broker's own (over its last 10 s), which it sorts
+    // by, so a new flooder is on the first page however small its totals.
+    QStringList keys(TalkerTableModel::ColumnCount);
+    keys[TalkerTableModel::Cn] = QStringLiteral("cn");
+    keys[TalkerTableModel::Connections] = QStringLiteral("connections");
+    keys[TalkerTableModel::PublishRate] = QStringLiteral("publish_rate");
+    keys[TalkerTableModel::DeliverRate] = QStringLiteral("deliver_rate");
+    keys[TalkerTableModel::BytesInRate] = QStringLiteral("bytes_in_rate");
+    keys[TalkerTableModel::BytesOutRate] = QStringLiteral("bytes_out_rate");
+    keys[TalkerTableModel::Publishes] = QStringLiteral("publishes");
+    keys[TalkerTableModel::Deliveries] = QStringLiteral("deliveries");
+    keys[TalkerTableModel::BytesIn] = QStringLiteral("bytes_in");
+    keys[TalkerTableModel::BytesOut] = QStringLiteral("bytes_out");
+    keys[TalkerTableModel::Idle] = QStringLiteral("idle_seconds");
+    return new ListPager(QStringLiteral("talkers"), keys, parent);
 }
 
 void ListPager::followSnapshot(const QJsonObject &snapshot)
@@ -161,6 +181,7 @@ QString ListPager::summary() const
     const QString count = locale.toString(m_total);
     const QString all = m_list == u"queues"        ? tr("%1 queues").arg(count)
                         : m_list == u"connections" ? tr("%1 connections").arg(count)
+                        : m_list == u"talkers"     ? tr("%1 identities").arg(count)
                                                    : tr("%1 buckets").arg(count);
     if (m_shownRows == 0)
         return m_matched == 0

@@ -1,10 +1,10 @@
 #pragma once
-// Which page of a large queue, connection or rate-limit bucket list the console asks the
-// broker for (issue 17
-// item 9, docs/ADMIN-PROTOCOL.md "Paging"). A list up to PagingThreshold rows comes whole, as
-// before; above it the pager asks for PageRows rows at a time, and the tab's filter box and
-// header sort go to the broker instead of sorting 50,000 rows here. Columns the broker cannot
-// sort by (rates and trends the console derives) sort the page only.
+// Which page of a large queue, connection, rate-limit bucket or talker list the console asks
+// the broker for (issue 17 item 9, docs/ADMIN-PROTOCOL.md "Paging"). A list up to
+// PagingThreshold rows comes whole, as before; above it the pager asks for PageRows rows at a
+// time, and the tab's filter box and header sort go to the broker instead of sorting 50,000
+// rows here. Columns the broker cannot sort by (rates and trends the console derives) sort the
+// page only.
 
 #include <QJsonObject>
 #include <QObject>
@@ -23,16 +23,17 @@ public:
     static constexpr int PagingThreshold = 2000;
     static constexpr int PageRows = 200;
 
-    // `list`: "queues", "connections" or "ratelimits"; `columnKeys`: per model column the
-    // broker's sort key, empty for a column it cannot sort by; `rowsField`: where the rows are
+    // `list`: "queues", "connections", "ratelimits" or "talkers"; `columnKeys`: per model column
+    // the broker's sort key, empty for a column it cannot sort by; `rowsField`: where the rows are
     // when the list's section is an object ("buckets" of "ratelimits"), empty for an array.
     ListPager(QString list, QStringList columnKeys, QObject *parent = nullptr,
               QString rowsField = {});
-    // The Queues, Connections and Rate limits tabs' pagers, their columns mapped to the
-    // broker's keys.
+    // The Queues, Connections, Rate limits and Talkers tabs' pagers, their columns mapped to
+    // the broker's keys.
     static ListPager *forQueues(QObject *parent = nullptr);
     static ListPager *forConnections(QObject *parent = nullptr);
     static ListPager *forRateLimits(QObject *parent = nullptr);
+    static ListPager *forTalkers(QObject *parent = nullptr);
 
     // From this many rows on, the list is paged; it goes back to whole below half of it.
     void setThreshold(int rows) { m_threshold = rows; }

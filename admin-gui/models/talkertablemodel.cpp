@@ -39,6 +39,7 @@ void TalkerTableModel::updateTalkers(const QJsonArray &talkers, double seconds, 
     QHash<QString, QList<Totals>> samples;
     QHash<QString, Rates> rates;
     QHash<QString, QList<TalkerRatePoint>> history;
+    bool brokerRates = false;
     samples.reserve(talkers.size());
     rates.reserve(talkers.size());
     history.reserve(talkers.size());
@@ -64,7 +65,15 @@ void TalkerTableModel::updateTalkers(const QJsonArray &talkers, double seconds, 
         while (kept.size() - stale > 2 && seconds - kept[stale + 1].seconds >= m_windowSeconds)
             ++stale;
         kept.remove(0, stale);
-        const Rates rate = ratesOver(kept);
+        // A page from the broker carries the broker's rates (over its last 10 s), which the
+        // page is ordered by: shown as they are, the rows agree with that order.
+        const Rates rate = row.contains(u"publish_rate")
+                               ? Rates{row.value(u"publish_rate").toDouble(),
+                                       row.value(u"deliver_rate").toDouble(),
+                                       row.value(u"bytes_in_rate").toDouble(),
+                                       row.value(u"bytes_out_rate").toDouble()}
+                               : ratesOver(kept);
+        brokerRates = brokerRates || row.contains(u"publish_rate");
         points.append(TalkerRatePoint{seconds, rate.publish, rate.deliver});
         // Trimmed a slice at a time (history() returns the newest HistoryPoints), not one
         // point per snapshot: moving 300 points of 5,000 identities every second adds up.
@@ -76,6 +85,7 @@ void TalkerTableModel::updateTalkers(const QJsonArray &talkers, double seconds, 
     }
     m_samples = std::move(samples);
     m_history = std::move(history);
+    m_brokerRates = brokerRates;
     if (!showRows) {
         // m_previousRates stays what the rows show, for showPendingRows().
         m_rates = std::move(rates);
@@ -113,6 +123,7 @@ QList<TalkerRatePoint> TalkerTableModel::history(const QString &cn) const
 void TalkerTableModel::clear()
 {
     m_samples.clear();
+    m_brokerRates = false;
     m_rates.clear();
     m_previousRates.clear();
     m_history.clear();

@@ -1,7 +1,8 @@
 #pragma once
 // Top talkers: one row per client CN from the snapshot's "talkers" list, with publish/s and
-// deliver/s averaged over the last minute of snapshots (the broker sends totals only), and the
-// recent history of those rates for the chart of the busiest identities.
+// deliver/s averaged over the last minute of snapshots (the whole list carries totals only) or,
+// for a page of the list, the broker's own rates over its last 10 s; and the recent history of
+// those rates for the chart of the busiest identities.
 
 #include <QHash>
 #include <QList>
@@ -60,6 +61,8 @@ public:
     bool rowsPending() const { return m_rowsPending; }
     void clear();
 
+    // The rates shown are the broker's (a page of the list), not the minute's averages here.
+    bool brokerRates() const { return m_brokerRates; }
     double publishRate(const QString &cn) const { return m_rates.value(cn).publish; }
     double deliverRate(const QString &cn) const { return m_rates.value(cn).deliver; }
     // The `n` identities with the highest publish + deliver rate now, busiest first (ties by
@@ -105,6 +108,7 @@ private:
     bool m_pendingSampled = false; // m_pendingRows were folded in (only the rows wait)
     bool m_rowsPending = false;
     bool m_redrawAll = false; // while showing pending rows: every rate may have moved
+    bool m_brokerRates = false;
 };
 
 } // namespace cmq::admingui

@@ -87,6 +87,7 @@ public:
     ListPager *queuePager() { return m_queuePager; }
     ListPager *connectionPager() { return m_connectionPager; }
     ListPager *rateLimitPager() { return m_rateLimitPager; }
+    ListPager *talkerPager() { return m_talkerPager; }
     OverviewPage *overviewPage() { return m_overview; }
     TalkersPage *talkersPage() { return m_talkersPage; }
     // mainwindowtalkers.cpp: the Connections tab with this connection selected (a queue's
@@ -145,7 +146,8 @@ private:
     void buildMenus();
     // mainwindowqueues.cpp: the lag trend and the depth sparkline of the Queues tab.
     void addQueueTrendColumns();
-    // mainwindowpaging.cpp: server-side pages of the Queues and Connections tabs.
+    // mainwindowpaging.cpp: server-side pages of the Queues, Connections, Rate limits and
+    // Talkers tabs.
     void addPaging();
     // The list sizes (or pages) of a snapshot into the pagers; may ask for another page.
     void followPages(const QJsonObject &snapshot);
@@ -205,6 +207,7 @@ private:
     ListPager *m_queuePager = nullptr;
     ListPager *m_connectionPager = nullptr;
     ListPager *m_rateLimitPager = nullptr;
+    ListPager *m_talkerPager = nullptr;
     QTreeView *m_exchangeView;
     QLabel *m_state;
     QLabel *m_identity;

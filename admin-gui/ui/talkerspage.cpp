@@ -26,8 +26,7 @@ TalkersPage::TalkersPage(QWidget *parent)
 
     auto *chart = new QChart;
     chart->setTheme(isDarkPalette() ? QChart::ChartThemeDark : QChart::ChartThemeLight);
-    chart->setTitle(tr("Busiest identities: messages per second (published + delivered), "
-                       "averaged over the last minute"));
+    chart->setTitle(chartTitle(false));
     chart->legend()->setAlignment(Qt::AlignRight);
     m_x->setTitleText(tr("seconds ago"));
     m_x->setLabelFormat("%d");
@@ -74,8 +73,19 @@ void TalkersPage::showPending()
         refreshChart(m_seconds);
 }
 
+QString TalkersPage::chartTitle(bool brokerRates)
+{
+    return brokerRates ? tr("Busiest identities: messages per second (published + delivered), "
+                            "the broker's rates over its last 10 s")
+                       : tr("Busiest identities: messages per second (published + delivered), "
+                            "averaged over the last minute");
+}
+
 void TalkersPage::refreshChart(double now)
 {
+    const QString title = chartTitle(m_model.brokerRates());
+    if (m_chart->chart()->title() != title) // a new title lays the chart out again
+        m_chart->chart()->setTitle(title);
     const QStringList top = m_model.topTalkers(ChartedTalkers);
     double highest = 0;
     double oldest = now;

@@ -1,7 +1,8 @@
 #pragma once
 // The Talkers tab: who floods the broker. A sortable table of the client identities (CN) with
-// publish/s and deliver/s averaged over the last minute, busiest first, over a chart of the top
-// few identities' message rates over the last minutes.
+// publish/s and deliver/s averaged over the last minute (or, from 2,000 identities on, a page
+// of the busiest with the broker's rates), busiest first, over a chart of the top few
+// identities' message rates over the last minutes.
 
 #include <QList>
 #include <QWidget>
@@ -40,6 +41,7 @@ public:
     QStringList chartedNames() const;
 
 private:
+    static QString chartTitle(bool brokerRates);
     void refreshChart(double now);
 
     TalkerTableModel m_model;

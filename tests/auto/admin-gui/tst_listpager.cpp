@@ -2,7 +2,8 @@
 // stays whole; a large one turns paging on in the view's sort and filter, pages forward and
 // back, sends filter and header sort to the broker (columns it cannot sort stay local), moves
 // back from past the end, and turns paging off again when the list shrinks. Also the watch
-// line AdminSession sends with those pages.
+// line AdminSession sends with those pages, and the Talkers tab's pager (every column sorted
+// on the broker, its rates included).
 
 #include <QJsonArray>
 #include <QSignalSpy>
@@ -13,6 +14,7 @@
 #include "models/listpager.h"
 #include "models/queuetablemodel.h"
 #include "models/ratelimittablemodel.h"
+#include "models/talkertablemodel.h"
 
 using namespace cmq::admingui;
 
@@ -53,6 +55,7 @@ private Q_SLOTS:
     void filterAndSortGoToTheBroker();
     void backFromPastTheEnd();
     void rateLimitBuckets();
+    void talkers();
     void watchLine();
 };
 
@@ -196,6 +199,45 @@ void tst_ListPager::rateLimitBuckets()
     QVERIFY(pager->sortsOnBroker(RateLimitTableModel::Key));
 }
 
+// The talkers page by the broker's recent rates: a page by totals would hide a new flooder.
+void tst_ListPager::talkers()
+{
+    std::unique_ptr<ListPager> pager(ListPager::forTalkers());
+    pager->setSort(TalkerTableModel::PublishRate, Qt::DescendingOrder); // the tab's order
+    const auto talkers = [](int rows) {
+        QJsonArray list;
+        for (int i = 0; i < rows; ++i)
+            list.append(QJsonObject{{"cn", QStringLiteral("svc-%1").arg(i)}});
+        return QJsonObject{{"talkers", list}};
+    };
+    pager->followSnapshot(talkers(ListPager::PagingThreshold));
+    QVERIFY(pager->isPaged());
+    QCOMPARE(pager->request().sort, QStringLiteral("publish_rate"));
+    QVERIFY(pager->request().descending);
+    QCOMPARE(pager->request().limit, ListPager::PageRows);
+    for (int column = 0; column < TalkerTableModel::ColumnCount; ++column)
+        QVERIFY2(pager->sortsOnBroker(column), qPrintable(QString::number(column)));
+    pager->setSort(TalkerTableModel::BytesOutRate, Qt::AscendingOrder);
+    QCOMPARE(pager->request().sort, QStringLiteral("bytes_out_rate"));
+    QJsonObject page = talkers(200);
+    page.insert("talkers_page", QJsonObject{{"offset", 0},
+                                            {"limit", 200},
+                                            {"matched", 5000},
+                                            {"total", 5000},
+                                            {"sort", "bytes_out_rate"},
+                                            {"order", "asc"},
+                                            {"filter", ""}});
+    pager->followSnapshot(page);
+    QCOMPARE(pager->summary(), QStringLiteral("Rows 1–200 of 5,000 identities"));
+    // What the console asks for, the broker's parser takes.
+    cmq::admin::SnapshotPaging paging;
+    paging.talkers = pager->request();
+    const cmq::admin::AdminParseResult parsed = cmq::admin::parseAdminRequest(
+        ("watch 1000 " + cmq::admin::pagingArguments(paging)).toUtf8());
+    QVERIFY2(parsed.ok, parsed.errorReply.constData());
+    QCOMPARE(parsed.request.paging, paging);
+}
+
 void tst_ListPager::watchLine()
 {
     AdminSession session;
@@ -238,6 +280,13 @@ void tst_ListPager::watchLine()
                             "queues.order=desc queues.offset=400 queues.limit=200 "
                             "connections.limit=200 ratelimits.sort=rejected "
                             "ratelimits.limit=200"));
+    QVERIFY(cmq::admin::parseAdminRequest(session.watchLine().toUtf8()).ok);
+    // Likewise the talkers' page.
+    paging.talkers.paged = true;
+    session.setPaging(paging);
+    QVERIFY(!session.watchLine().contains(QStringLiteral("talkers")));
+    session.setSections(Section::Talkers);
+    QCOMPARE(session.watchLine(), QStringLiteral("watch 1000 talkers talkers.limit=200"));
     QVERIFY(cmq::admin::parseAdminRequest(session.watchLine().toUtf8()).ok);
     session.setSections(cmq::admin::AllSections);
     session.setPaging({});

@@ -2,13 +2,16 @@
 // with traffic from two identities: sender_1 publishes five messages for each one of svc-a's,
 // and the table (sorted by publish/s) and the chart put sender_1 first. From a queue's
 // consumer, one click reaches its connection on the Connections tab; from there one click
-// reaches the queues it consumes.
+// reaches the queues it consumes. Paged (from 2,000 identities on; here from 1), the tab asks
+// the broker for the busiest by its own publish rate and shows the broker's rates; the filter
+// goes to the broker, and the hidden tab's watch asks for the page only.
 
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QtTest>
 
 #include "adminfixture.h"
+#include "models/listpager.h"
 #include "testclient.h"
 #include "ui/mainwindow.h"
 #include "ui/queuedetaildialog.h"
@@ -37,6 +40,7 @@ private Q_SLOTS:
     void cleanupTestCase();
     void heavierPublisherFirst();
     void consumerToConnectionAndBack();
+    void pagedByTheBrokersRates();
 
 private:
     void publishRound();
@@ -158,6 +162,60 @@ void tst_TalkersWindow::consumerToConnectionAndBack()
     QVERIFY(m_window->showQueuesOfSelectedConnection().isEmpty());
     QVERIFY2(m_window->bannerText().contains("consumes no queue"),
              qPrintable(m_window->bannerText()));
+}
+
+void tst_TalkersWindow::pagedByTheBrokersRates()
+{
+    MainWindow &window = *m_window;
+    QVERIFY(window.selectTab("talkers"));
+    window.talkerPager()->setThreshold(1);
+    const auto snapshot = [&] { return window.session().lastSnapshot(); };
+    const auto pageInfo = [&] { return snapshot().value("talkers_page").toObject(); };
+    QTRY_VERIFY_WITH_TIMEOUT(!pageInfo().isEmpty(), Deadline);
+    // The tab's order (publish/s, busiest first) is the page's.
+    QVERIFY2(window.session().watchLine().contains(
+                 "talkers.sort=publish_rate talkers.order=desc talkers.limit=200"),
+             qPrintable(window.session().watchLine()));
+    QCOMPARE(pageInfo().value("total").toInt(), 3); // receiver_1, sender_1, svc-a
+    cmq::admingui::TablePage *table = window.talkersPage()->table();
+    QTRY_COMPARE_WITH_TIMEOUT(table->pageSummary()->text(),
+                              QStringLiteral("Rows 1–3 of 3 identities"), Deadline);
+
+    // The broker's rates, once it has sampled the traffic twice: its first row is sender_1,
+    // and the table shows the rate the broker sent, not one of its own.
+    TalkerTableModel &model = window.talkersPage()->model();
+    const auto brokerFirst = [&] {
+        publishRound();
+        const QJsonArray rows = snapshot().value("talkers").toArray();
+        return rows.isEmpty() ? QJsonObject() : rows.first().toObject();
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(brokerFirst().value("cn") == QLatin1String("sender_1") &&
+                                 brokerFirst().value("publish_rate").toDouble() > 0,
+                             Deadline);
+    const QJsonObject first = snapshot().value("talkers").toArray().first().toObject();
+    QVERIFY(model.brokerRates());
+    QCOMPARE(model.publishRate("sender_1"), first.value("publish_rate").toDouble());
+    QCOMPARE(model.deliverRate("sender_1"), first.value("deliver_rate").toDouble());
+    QCOMPARE(table->proxy()->index(0, TalkerTableModel::Cn).data().toString(),
+             QStringLiteral("sender_1"));
+
+    // The filter goes to the broker.
+    table->filter()->setText(QStringLiteral("SVC"));
+    QTRY_COMPARE_WITH_TIMEOUT(window.talkerPager()->matched(), 1, Deadline);
+    QTRY_COMPARE_WITH_TIMEOUT(model.rowCount(), 1, Deadline);
+    QCOMPARE(pageInfo().value("filter").toString(), QStringLiteral("SVC"));
+    QCOMPARE(table->pageSummary()->text(), QStringLiteral("Rows 1–1 of 1 matching (3 identities)"));
+
+    // Hidden, the tab still follows the page (its chart's history), and only the page.
+    QVERIFY(window.selectTab("queues"));
+    QVERIFY(window.session().watchLine().contains("talkers.filter=SVC"));
+    const qint64 sequence = snapshot().value("sequence").toInteger();
+    QTRY_VERIFY_WITH_TIMEOUT(snapshot().value("sequence").toInteger() > sequence, Deadline);
+    QCOMPARE(pageInfo().value("filter").toString(), QStringLiteral("SVC"));
+    QCOMPARE(snapshot().value("talkers").toArray().size(), 1);
+    table->filter()->clear();
+    QTRY_COMPARE_WITH_TIMEOUT(window.talkerPager()->matched(), 3, Deadline);
+    window.talkerPager()->setThreshold(cmq::admingui::ListPager::PagingThreshold);
 }
 
 QTEST_MAIN(tst_TalkersWindow)
