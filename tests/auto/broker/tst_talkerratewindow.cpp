@@ -3,11 +3,14 @@
 // burst after a quiet stretch is averaged over the 10 s window, not over the quiet stretch (or
 // just the last second); the rate falls to 0 a window after the traffic stops; totals that go
 // down start afresh; an identity left out of a sample is forgotten; and the samples kept per
-// identity stay bounded (two for a quiet one). Times are given, not read from a clock.
+// identity stay bounded (two for a quiet one). Times are given, not read from a clock. Also
+// prints what one sample of 5,000 identities costs (the broker takes one a second); printed,
+// never asserted.
 
 #include <QtTest>
 
 #include "metrics/talkerratewindow.h"
+#include "pagetesting.h"
 
 using cmq::metrics::TalkerFigures;
 using cmq::metrics::TalkerRates;
@@ -38,6 +41,7 @@ private Q_SLOTS:
     void totalsThatGoDownStartAfresh();
     void forgottenIdentities();
     void samplesStayBounded();
+    void samplingCost();
 };
 
 void tst_TalkerRateWindow::steadyRate()
@@ -146,6 +150,27 @@ void tst_TalkerRateWindow::samplesStayBounded()
     for (int i = 0; i < 12; ++i, ms += 1000)
         w.sample({talker("busy", 1990), talker("quiet", 5)}, ms);
     QCOMPARE(w.samplesOf("busy"), 2);
+}
+
+void tst_TalkerRateWindow::samplingCost()
+{
+    // 5,000 identities, every one publishing: the window of each is full (the worst case).
+    QList<TalkerView> all;
+    for (int i = 0; i < 5000; ++i)
+        all.append(talker(QStringLiteral("svc-%1").arg(i), 0));
+    TalkerRateWindow w;
+    qint64 ms = 0;
+    const auto step = [&] {
+        ms += 1000;
+        for (TalkerView &v : all)
+            v.figures.publishes += 7;
+        w.sample(all, ms);
+    };
+    for (int i = 0; i < 12; ++i)
+        step();
+    const double cpu = cmq::test::medianCpuMs(step);
+    QCOMPARE(w.rates("svc-4999").publishes, 7.0);
+    qInfo("one sample of %d busy identities: %.2f ms CPU (median of 7)", int(all.size()), cpu);
 }
 
 QTEST_APPLESS_MAIN(tst_TalkerRateWindow)
