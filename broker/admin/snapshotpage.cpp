@@ -226,6 +226,48 @@ double rateValue(double perSecond)
     return double(milli(perSecond)) / 1000.0;
 }
 
+// A talker object of a page: the whole list's, plus the rates the page may be sorted by.
+QJsonObject talkerWithRates(const metrics::TalkerView &v)
+{
+    QJsonObject row = talker(v);
+    row.insert(QStringLiteral("publish_rate"), rateValue(v.rates.publishes));
+    row.insert(QStringLiteral("deliver_rate"), rateValue(v.rates.deliveries));
+    row.insert(QStringLiteral("bytes_in_rate"), rateValue(v.rates.bytesIn));
+    row.insert(QStringLiteral("bytes_out_rate"), rateValue(v.rates.bytesOut));
+    return row;
+}
+
+// A page of views named by one text (a bucket's key, a talker's CN): the filter matches the
+// name, `byName` orders by it, any other sort by `number(view, sort)`; ties by `tie(view)`,
+// then the name, so pages are stable.
+template <typename View, typename Name, typename Number, typename Tie, typename Json>
+Page namedPage(const QList<View> &all, const admin::ListPage &page, const QString &sort,
+               bool byName, Name name, Number number, Tie tie, Json json)
+{
+    std::vector<Keyed<const View *>> rows;
+    rows.reserve(size_t(all.size()));
+    for (const View &v : all) {
+        const QString &text = name(v);
+        if (!page.filter.isEmpty() && !matches(text, page.filter))
+            continue;
+        Keyed<const View *> row;
+        row.item = &v;
+        row.tieNumber = tie(v);
+        row.tieText = text;
+        if (byName)
+            row.text = text;
+        else
+            row.number = number(v, sort);
+        rows.push_back(std::move(row));
+    }
+    const auto [first, last] = orderPage(rows, page, byName);
+    Page out;
+    for (qsizetype i = first; i < last; ++i)
+        out.rows.append(json(*rows[size_t(i)].item));
+    out.info = pageInfo(page, sort, qsizetype(rows.size()), all.size());
+    return out;
+}
+
 } // namespace
 
 Page queuePage(const Router &router, const admin::ListPage &page)
@@ -307,61 +349,20 @@ Page connectionPage(const AdminContext &context, const QList<AdminSession *> &ad
 Page bucketPage(const QList<limits::ClientView> &all, const admin::ListPage &page)
 {
     const QString sort = page.sort.isEmpty() ? QStringLiteral("scope") : page.sort;
-    const bool byText = sort == u"key";
-    std::vector<Keyed<const limits::ClientView *>> rows;
-    rows.reserve(size_t(all.size()));
-    for (const limits::ClientView &v : all) {
-        if (!page.filter.isEmpty() && !matches(v.key, page.filter))
-            continue;
-        Keyed<const limits::ClientView *> row;
-        row.item = &v;
-        row.tieNumber = qint64(v.scope);
-        row.tieText = v.key;
-        if (byText)
-            row.text = v.key;
-        else
-            row.number = bucketNumber(v, sort);
-        rows.push_back(std::move(row));
-    }
-    const auto [first, last] = orderPage(rows, page, byText);
-    Page out;
-    for (qsizetype i = first; i < last; ++i)
-        out.rows.append(bucket(*rows[size_t(i)].item));
-    out.info = pageInfo(page, sort, qsizetype(rows.size()), all.size());
-    return out;
+    return namedPage(
+        all, page, sort, sort == u"key",
+        [](const limits::ClientView &v) -> const QString & { return v.key; }, bucketNumber,
+        [](const limits::ClientView &v) { return qint64(v.scope); }, // cn before ip
+        [](const limits::ClientView &v) { return bucket(v); });
 }
 
 Page talkerPage(const QList<metrics::TalkerView> &all, const admin::ListPage &page)
 {
     const QString sort = page.sort.isEmpty() ? QStringLiteral("cn") : page.sort;
-    const bool byText = sort == u"cn";
-    std::vector<Keyed<const metrics::TalkerView *>> rows;
-    rows.reserve(size_t(all.size()));
-    for (const metrics::TalkerView &v : all) {
-        if (!page.filter.isEmpty() && !matches(v.cn, page.filter))
-            continue;
-        Keyed<const metrics::TalkerView *> row;
-        row.item = &v;
-        row.tieText = v.cn;
-        if (byText)
-            row.text = v.cn;
-        else
-            row.number = talkerNumber(v, sort);
-        rows.push_back(std::move(row));
-    }
-    const auto [first, last] = orderPage(rows, page, byText);
-    Page out;
-    for (qsizetype i = first; i < last; ++i) {
-        const metrics::TalkerView &v = *rows[size_t(i)].item;
-        QJsonObject row = talker(v);
-        row.insert(QStringLiteral("publish_rate"), rateValue(v.rates.publishes));
-        row.insert(QStringLiteral("deliver_rate"), rateValue(v.rates.deliveries));
-        row.insert(QStringLiteral("bytes_in_rate"), rateValue(v.rates.bytesIn));
-        row.insert(QStringLiteral("bytes_out_rate"), rateValue(v.rates.bytesOut));
-        out.rows.append(row);
-    }
-    out.info = pageInfo(page, sort, qsizetype(rows.size()), all.size());
-    return out;
+    return namedPage(
+        all, page, sort, sort == u"cn",
+        [](const metrics::TalkerView &v) -> const QString & { return v.cn; }, talkerNumber,
+        [](const metrics::TalkerView &) { return qint64(0); }, talkerWithRates);
 }
 
 } // namespace cmq::snapshot

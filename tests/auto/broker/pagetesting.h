@@ -1,11 +1,13 @@
 #pragma once
 // Shared by the broker's paged-list tests (tst_snapshotpage, tst_talkerpage): a page request,
-// and the CPU timer their printed figures use.
+// and the CPU timer of their printed figures.
 
 #include <algorithm>
 
 #include <time.h>
 
+#include <QJsonArray>
+#include <QJsonDocument>
 #include <QList>
 
 #include "admin/adminrequest.h"
@@ -45,6 +47,21 @@ template <typename Build> double medianCpuMs(Build &&build)
     }
     std::sort(ms.begin(), ms.end());
     return ms[ms.size() / 2];
+}
+
+// Prints the CPU time (median of 7) of a whole list's JSON against a page's, with their sizes:
+// `whole()` and `paged()` build the rows.
+template <typename Whole, typename Paged>
+void printPageCost(const QString &list, const QString &page, Whole &&whole, Paged &&paged)
+{
+    const auto size = [](const QJsonArray &rows) {
+        return QJsonDocument(rows).toJson(QJsonDocument::Compact).size();
+    };
+    qsizetype wholeBytes = 0, pageBytes = 0;
+    const double wholeMs = medianCpuMs([&] { wholeBytes = size(whole()); });
+    const double pageMs = medianCpuMs([&] { pageBytes = size(paged()); });
+    qInfo("%s, CPU time, median of 7: whole list %.1f ms (%.2f MB of JSON); %s %.1f ms (%.0f kB)",
+          qPrintable(list), wholeMs, wholeBytes / 1e6, qPrintable(page), pageMs, pageBytes / 1e3);
 }
 
 } // namespace cmq::test

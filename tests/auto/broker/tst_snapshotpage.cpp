@@ -371,20 +371,16 @@ void tst_SnapshotPage::bucketRowsAreWholeBuckets()
 void tst_SnapshotPage::bucketTiming()
 {
     const QList<limits::ClientView> all = views();
-    qsizetype wholeBytes = 0, pageBytes = 0;
-    const double whole = medianCpuMs([&] {
-        QJsonArray buckets;
-        for (const limits::ClientView &v : all)
-            buckets.append(snapshot::bucket(v));
-        wholeBytes = QJsonDocument(buckets).toJson(QJsonDocument::Compact).size();
-    });
-    const double paged = medianCpuMs([&] {
-        const snapshot::Page got = snapshot::bucketPage(all, page("rejected", true, 0, 200));
-        pageBytes = QJsonDocument(got.rows).toJson(QJsonDocument::Compact).size();
-    });
-    qInfo("%d buckets, CPU time, median of 7: whole list %.1f ms (%.2f MB of JSON); page of 200 "
-          "by rejected, descending %.1f ms (%.0f kB)",
-          int(all.size()), whole, wholeBytes / 1e6, paged, pageBytes / 1e3);
+    printPageCost(
+        QStringLiteral("%1 buckets").arg(all.size()),
+        QStringLiteral("page of 200 by rejected, descending"),
+        [&] {
+            QJsonArray buckets;
+            for (const limits::ClientView &v : all)
+                buckets.append(snapshot::bucket(v));
+            return buckets;
+        },
+        [&] { return snapshot::bucketPage(all, page("rejected", true, 0, 200)).rows; });
 }
 
 QTEST_GUILESS_MAIN(tst_SnapshotPage)

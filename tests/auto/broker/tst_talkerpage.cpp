@@ -211,20 +211,16 @@ void tst_TalkerPage::rowsAreTheWholeListsPlusRates()
 void tst_TalkerPage::timing()
 {
     const QList<TalkerView> all = views();
-    qsizetype wholeBytes = 0, pageBytes = 0;
-    const double whole = medianCpuMs([&] {
-        QJsonArray talkers;
-        for (const TalkerView &v : all)
-            talkers.append(snapshot::talker(v));
-        wholeBytes = QJsonDocument(talkers).toJson(QJsonDocument::Compact).size();
-    });
-    const double paged = medianCpuMs([&] {
-        const snapshot::Page got = snapshot::talkerPage(all, page("publish_rate", true, 0, 200));
-        pageBytes = QJsonDocument(got.rows).toJson(QJsonDocument::Compact).size();
-    });
-    qInfo("%d talkers, CPU time, median of 7: whole list %.1f ms (%.2f MB of JSON); page of 200 "
-          "by publish rate, descending %.1f ms (%.0f kB)",
-          int(all.size()), whole, wholeBytes / 1e6, paged, pageBytes / 1e3);
+    printPageCost(
+        QStringLiteral("%1 talkers").arg(all.size()),
+        QStringLiteral("page of 200 by publish rate, descending"),
+        [&] {
+            QJsonArray talkers;
+            for (const TalkerView &v : all)
+                talkers.append(snapshot::talker(v));
+            return talkers;
+        },
+        [&] { return snapshot::talkerPage(all, page("publish_rate", true, 0, 200)).rows; });
 }
 
 QTEST_GUILESS_MAIN(tst_TalkerPage)
