@@ -1,7 +1,8 @@
 // TalkerTableModel: one row per CN from the snapshot's "talkers"; publish/s and deliver/s are
 // the change of the totals over the last window of snapshots (not just the last two), a total
 // that goes back starts the identity afresh, and the busiest identities come first for the
-// chart. Snapshots are given with their times; no broker, no clock.
+// chart. A page of the list carries the broker's rates, which are shown as they are. Snapshots
+// are given with their times; no broker, no clock.
 
 #include <QAbstractItemModelTester>
 #include <QJsonArray>
@@ -51,6 +52,7 @@ private Q_SLOTS:
     void topTalkers();
     void sortsByRate();
     void historyIsBounded();
+    void brokerRatesOfAPage();
     void modelTester();
 };
 
@@ -202,6 +204,45 @@ void tst_TalkerTableModel::historyIsBounded()
     QCOMPARE(points.last().seconds, double(TalkerTableModel::HistoryPoints + 49));
     QCOMPARE(points.last().publish, 2.0);
     QVERIFY(points.first().seconds < points.last().seconds);
+}
+
+// A page ordered by the broker's rates shows those rates, not the window's over its totals
+// (which would order the rows differently); back to the whole list, the window's again.
+void tst_TalkerTableModel::brokerRatesOfAPage()
+{
+    TalkerTableModel model;
+    model.setWindowSeconds(10);
+    model.updateTalkers(talkers("svc-a:0:0,svc-b:0:0"), 0);
+    const auto page = [](double seconds, double rateA) {
+        QJsonArray rows = talkers(
+            QStringLiteral("svc-a:%1:0,svc-b:%2:0").arg(int(seconds) * 10).arg(int(seconds) * 50));
+        QJsonObject a = rows[0].toObject();
+        a.insert("publish_rate", rateA);
+        a.insert("deliver_rate", 1.5);
+        a.insert("bytes_in_rate", 900.0);
+        a.insert("bytes_out_rate", 0.0);
+        rows[0] = a;
+        QJsonObject b = rows[1].toObject();
+        b.insert("publish_rate", 0.25);
+        b.insert("deliver_rate", 0.0);
+        b.insert("bytes_in_rate", 0.0);
+        b.insert("bytes_out_rate", 0.0);
+        rows[1] = b;
+        return rows;
+    };
+    model.updateTalkers(page(2, 75.5), 2);
+    QVERIFY(model.brokerRates());
+    QCOMPARE(model.publishRate("svc-a"), 75.5);
+    QCOMPARE(model.deliverRate("svc-a"), 1.5);
+    QCOMPARE(model.publishRate("svc-b"), 0.25); // its totals moved 50/s: not what is shown
+    const int a = model.rowOf("svc-a");
+    QCOMPARE(model.index(a, TalkerTableModel::BytesInRate).data(JsonTableModel::SortRole),
+             QVariant(900.0));
+    QCOMPARE(model.topTalkers(2), (QStringList{"svc-a", "svc-b"}));
+
+    model.updateTalkers(talkers("svc-a:40:0,svc-b:200:0"), 4);
+    QVERIFY(!model.brokerRates());
+    QCOMPARE(model.publishRate("svc-b"), 50.0); // (200 - 0) / 4 s
 }
 
 void tst_TalkerTableModel::modelTester()
