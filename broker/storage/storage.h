@@ -131,8 +131,12 @@ struct RecoveredState
     QList<QueueEntry> entries;          // per queue in publish order (queues interleaved is fine)
     QList<DeadLetterEntry> deadLetters; // records of entries that are dead letters
     // With a recovery window (Storage::setRecoveryWindow), `entries` holds only each queue's
-    // head and this what every queue holds in all; empty when `entries` is everything.
+    // head and this what every queue holds in all; empty when `entries` is everything. Queues
+    // whose head filled the window are not counted at start-up: they are in `uncounted`, and
+    // countQueueBacklogs() counts them in the background (docs/STORAGE.md, "Recovery at
+    // start-up"); `backlogs` then has the others.
     QList<QueueBacklog> backlogs;
+    QStringList uncounted;
 };
 
 // The next entries of one queue in its order, read while consumers drain it.
@@ -195,6 +199,9 @@ public:
     void requeueBacklogDeadLetters(
         const QString &queue, qint64 afterEntryId, const QByteArray &fromMessageId,
         std::function<void(Result<QList<RequeuedBacklog>>)> done) override;
+    // Every queue's entries as openAndRecover() found them (its snapshot), counted on a
+    // connection and thread of their own; once, after openAndRecover() left queues uncounted.
+    void countQueueBacklogs(std::function<void(Result<QList<QueueBacklog>>)> done) override;
 
     // False while the database is unreachable; publishes then fail fast with
     // "storage unavailable" instead of queueing without bound.

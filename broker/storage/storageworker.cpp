@@ -6,6 +6,7 @@
 #include <QThread>
 #include <QTimer>
 
+#include "backlogcounter.h"
 #include "backlogstore.h"
 #include "connection.h"
 #include "deadletterstore.h"
@@ -101,7 +102,24 @@ Result<RecoveredState> StorageWorker::openAndRecover(qint64 fencingEpoch)
         closeConnection();
         return R::failure(st.error());
     }
-    Result<RecoveredState> state = loadState(m_session, m_recoveryWindow);
+    // The backlog count waits for no one: a snapshot of its own, fixed here, before anything
+    // is served, and counted after (backlogcounter.h). Without it (no second connection to be
+    // had) start-up counts, as it did before.
+    m_counter.reset();
+    const bool inMemory =
+        !m_dialect->isPostgres() && m_settings.path == QLatin1StringView(":memory:");
+    if (m_recoveryWindow > 0 && !inMemory) {
+        Result<std::unique_ptr<BacklogCounter>> counter = BacklogCounter::open(
+            m_settings, *m_dialect, m_connectionName + QStringLiteral("-count"));
+        if (counter)
+            m_counter = std::move(counter).value();
+        else
+            qCWarning(lcStorage, "queue backlogs are counted before serving: %s",
+                      qUtf8Printable(counter.error()));
+    }
+    Result<RecoveredState> state = loadState(m_session, m_recoveryWindow, !m_counter);
+    if (!state || state->uncounted.isEmpty())
+        m_counter.reset();
     if (!state) {
         closeConnection();
         return state;
@@ -456,9 +474,17 @@ void StorageWorker::purgeStep(const QDateTime &cutoff, qint64 removedSoFar,
         reply(total);
 }
 
+void StorageWorker::countQueueBacklogs(Reply<Result<QList<QueueBacklog>>> reply)
+{
+    if (!m_counter)
+        return reply(Result<QList<QueueBacklog>>::failure(QStringLiteral("nothing to count")));
+    m_counter->start(std::move(reply));
+}
+
 void StorageWorker::shutdown()
 {
     m_shuttingDown = true;
+    m_counter.reset(); // a count still running is waited for
     m_reconnectTimer->stop();
     m_purgeTimer->stop();
     flushPendingUpdates();
