@@ -262,11 +262,12 @@ Result<RecoveredState> loadState(SqlSession &session, int windowPerQueue, bool c
         for (const QueueBacklog &backlog : std::as_const(state.backlogs))
             queued += backlog.messages;
         qCInfo(lcStorage,
-               "recovered %lld exchanges, %lld queues, %lld bindings and the heads of %lld%s "
-               "queued messages (%lld loaded) in %lld ms",
+               "recovered %lld exchanges, %lld queues, %lld bindings and the heads of %lld "
+               "queued messages (%lld loaded; %lld queues with more, counted after start-up) "
+               "in %lld ms",
                qint64(state.exchanges.size()), qint64(state.queues.size()),
-               qint64(state.bindings.size()), queued, state.uncounted.isEmpty() ? "" : " and more",
-               qint64(state.entries.size()), timer.elapsed());
+               qint64(state.bindings.size()), queued, qint64(state.entries.size()),
+               qint64(state.uncounted.size()), timer.elapsed());
         return state;
     }
 
