@@ -1,9 +1,7 @@
 #include "backlogstore.h"
 
 #include <QSqlQuery>
-#include <QtEndian>
 
-#include "libpq.h"
 #include "routerstore.h"
 
 namespace cmq::storage {
@@ -78,80 +76,6 @@ Result<QList<QueueBacklog>> loadQueueBacklogs(SqlSession &session)
     return counted;
 }
 
-namespace {
-
-// PostgreSQL through libpq with the result in binary (as recovery reads its entries): envelopes
-// arrive as raw bytes instead of QPSQL's escaped text, integers and times as integers, no
-// QVariant per value. A page is read on every half window a consumer drains, on the storage
-// worker that also writes the acks: on a 2,000-entry head this took the read from about 300 ms to
-// (bench/README.md, "Backlog memory").
-Result<QueuePage> loadQueuePageLibpq(const pq::Link &link, const QString &queue, const QString &sql,
-                                     int limit)
-{
-    using R = Result<QueuePage>;
-    // PostgreSQL's binary timestamptz: microseconds since 2000-01-01T00:00:00Z.
-    constexpr qint64 PostgresEpochMs = 946684800000;
-    const pq::Api &api = *link.api;
-    pq::ResultSet *result = api.execParams(link.connection, sql.toUtf8().constData(), 0, nullptr,
-                                           nullptr, nullptr, nullptr, 1);
-    if (!result || api.resultStatus(result) != pq::TuplesOk) {
-        const QString error = pq::errorText(api, result);
-        if (result)
-            api.clear(result);
-        return R::failure(error);
-    }
-    const int rows = api.ntuples(result);
-    auto bytes = [&](int row, int column) {
-        return QByteArrayView(api.getvalue(result, row, column),
-                              api.getlength(result, row, column));
-    };
-    auto int64 = [&](int row, int column) {
-        return qFromBigEndian<qint64>(api.getvalue(result, row, column));
-    };
-    auto time = [&](int row, int column) {
-        return QDateTime::fromMSecsSinceEpoch(PostgresEpochMs + int64(row, column) / 1000, Qt::UTC);
-    };
-    QueuePage page;
-    page.entries.reserve(qMax(rows, qMin(limit, 10000)));
-    // Senders, exchanges and routing keys repeat from row to row: one shared string each.
-    struct Last
-    {
-        QByteArray raw;
-        QString value;
-    } sender, exchange, routingKey;
-    auto text = [&](Last &last, int row, int column) {
-        const QByteArrayView raw = bytes(row, column);
-        if (raw != QByteArrayView(last.raw)) {
-            last.raw = raw.toByteArray();
-            last.value = QString::fromUtf8(raw);
-        }
-        return last.value;
-    };
-    for (int row = 0; row < rows; ++row) {
-        QueueEntry entry;
-        entry.entryId = int64(row, 0);
-        entry.queue = queue;
-        entry.messageId = bytes(row, 1).toByteArray();
-        entry.sender = text(sender, row, 2);
-        entry.exchange = text(exchange, row, 3);
-        entry.routingKey = text(routingKey, row, 4);
-        entry.envelope = bytes(row, 5).toByteArray();
-        entry.sentTime = time(row, 6);
-        entry.redelivered = *api.getvalue(result, row, 7) != 0;
-        if (!api.getisnull(result, row, 8)) {
-            entry.deadLetterReason = QString::fromUtf8(bytes(row, 8));
-            entry.deadLetterOriginalQueue = QString::fromUtf8(bytes(row, 9));
-            entry.deadLetteredAt = time(row, 10);
-            entry.deadLetterDeliveryCount = int64(row, 11);
-        }
-        page.entries.append(std::move(entry));
-    }
-    api.clear(result);
-    return page;
-}
-
-} // namespace
-
 Result<QueuePage> loadQueuePage(SqlSession &session, const QString &queue, qint64 afterEntryId,
                                 const QByteArray &fromMessageId, int limit)
 {
@@ -174,8 +98,6 @@ Result<QueuePage> loadQueuePage(SqlSession &session, const QString &queue, qint6
                        "LEFT JOIN dead_letters d ON d.queue = ") +
         queueLiteral + QStringLiteral(" AND d.message_id = e.message_id WHERE ") +
         QLatin1StringView(EntryHasEnvelope) + QStringLiteral(" ORDER BY e.id");
-    if (const pq::Link *link = session.libpq())
-        return loadQueuePageLibpq(*link, queue, sql, limit);
     QSqlQuery query = session.newQuery();
     Status st = session.run(query, sql);
     if (!st)

@@ -258,15 +258,11 @@ Result<RecoveredState> loadState(SqlSession &session, int windowPerQueue, bool c
     if (windowPerQueue > 0) {
         if (st = loadQueueHeads(session, windowPerQueue, countBacklogs, state); !st)
             return R::failure(QStringLiteral("cannot load queue heads: %1").arg(st.error()));
-        qint64 queued = 0;
-        for (const QueueBacklog &backlog : std::as_const(state.backlogs))
-            queued += backlog.messages;
         qCInfo(lcStorage,
-               "recovered %lld exchanges, %lld queues, %lld bindings and the heads of %lld "
-               "queued messages (%lld loaded; %lld queues with more, counted after start-up) "
-               "in %lld ms",
+               "recovered %lld exchanges, %lld queues, %lld bindings and the queues' heads: %lld "
+               "messages loaded (%lld queues hold more, counted after start-up) in %lld ms",
                qint64(state.exchanges.size()), qint64(state.queues.size()),
-               qint64(state.bindings.size()), queued, qint64(state.entries.size()),
+               qint64(state.bindings.size()), qint64(state.entries.size()),
                qint64(state.uncounted.size()), timer.elapsed());
         return state;
     }
