@@ -110,6 +110,7 @@ private:
     QList<DeliveryUpdate> m_pendingUpdates;
     QTimer *m_reconnectTimer;
     QTimer *m_purgeTimer;
+    QTimer *m_updateTimer; // spaces the delivery-update transactions (UpdateWriteIntervalMs)
 };
 
 } // namespace cmq::storage
