@@ -354,6 +354,9 @@ void StorageWorker::publish(const QList<MessageRecord> &records, Reply<BatchRepo
 
 void StorageWorker::run(const std::function<Status(SqlSession &)> &job, Reply<Status> reply)
 {
+    // Updates handed over before this job are written before it, as when each hand-over was
+    // written at once: a move of an entry after its delivered mark, a listing after an ack.
+    flushPendingUpdates();
     const Status st = runJob(job);
     if (reply)
         reply(st);
