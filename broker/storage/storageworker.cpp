@@ -22,6 +22,11 @@ namespace {
 constexpr int FirstBackoffMs = 100;
 constexpr int MaxBackoffMs = 5000;
 constexpr int MaxUpdatesPerTransaction = 500;
+// Delivery updates handed over are written at most this often (or at once from
+// MaxUpdatesPerTransaction on): each update transaction is a commit, a flush to disk, on the one
+// connection the publishes use too, and with a transaction after every publish batch the
+// publishers' commits waited behind as many acknowledgement commits as their own.
+constexpr int UpdateWriteIntervalMs = 100;
 constexpr int PurgeChunk = 10000;
 constexpr int FirstPurgeDelayMs = 60 * 1000;
 constexpr int PurgeIntervalMs = 60 * 60 * 1000;
@@ -50,8 +55,10 @@ StorageWorker::StorageWorker(const Config::Database &settings, const QByteArray 
                              const QString &connectionName, QObject *parent)
     : QObject(parent), m_settings(settings), m_aesKey(aesKey), m_connectionName(connectionName),
       m_dialect(dialectNamed(settings.driver)), m_reconnectTimer(new QTimer(this)),
-      m_purgeTimer(new QTimer(this))
+      m_purgeTimer(new QTimer(this)), m_updateTimer(new QTimer(this))
 {
+    m_updateTimer->setSingleShot(true);
+    connect(m_updateTimer, &QTimer::timeout, this, &StorageWorker::flushPendingUpdates);
     m_reconnectTimer->setSingleShot(true);
     connect(m_reconnectTimer, &QTimer::timeout, this, &StorageWorker::tryReconnect);
     m_purgeTimer->setSingleShot(true);
@@ -365,6 +372,9 @@ void StorageWorker::publish(const QList<MessageRecord> &records, Reply<BatchRepo
 
 void StorageWorker::run(const std::function<Status(SqlSession &)> &job, Reply<Status> reply)
 {
+    // Updates handed over before this job are written before it, as when each hand-over was
+    // written at once: a move of an entry after its delivered mark, a listing after an ack.
+    flushPendingUpdates();
     const Status st = runJob(job);
     if (reply)
         reply(st);
@@ -405,6 +415,11 @@ void StorageWorker::loadPublicKey(const QString &clientId,
 void StorageWorker::applyUpdates(const QList<DeliveryUpdate> &updates)
 {
     m_pendingUpdates += updates;
+    if (m_pendingUpdates.size() < MaxUpdatesPerTransaction) {
+        if (!m_updateTimer->isActive())
+            m_updateTimer->start(UpdateWriteIntervalMs);
+        return;
+    }
     if (m_flushScheduled)
         return;
     // Write after the jobs already queued: update batches that piled up behind a publish
@@ -421,6 +436,7 @@ void StorageWorker::applyUpdates(const QList<DeliveryUpdate> &updates)
 
 void StorageWorker::flushPendingUpdates()
 {
+    m_updateTimer->stop();
     while (m_available && m_opened && !m_pendingUpdates.isEmpty()) {
         const qsizetype count = qMin<qsizetype>(m_pendingUpdates.size(), MaxUpdatesPerTransaction);
         const QList<DeliveryUpdate> chunk = m_pendingUpdates.first(count);

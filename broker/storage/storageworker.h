@@ -117,6 +117,7 @@ private:
     std::unique_ptr<BacklogCounter> m_counter; // from openAndRecover() until its count is done
     QTimer *m_reconnectTimer;
     QTimer *m_purgeTimer;
+    QTimer *m_updateTimer; // spaces the delivery-update transactions (UpdateWriteIntervalMs)
 };
 
 } // namespace cmq::storage
