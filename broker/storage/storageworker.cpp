@@ -23,9 +23,9 @@ constexpr int FirstBackoffMs = 100;
 constexpr int MaxBackoffMs = 5000;
 constexpr int MaxUpdatesPerTransaction = 500;
 // Delivery updates handed over are written at most this often (or at once from
-// MaxUpdatesPerTransaction on): each update transaction is a commit, a flush to disk, on the one
-// connection the publishes use too, and with a transaction after every publish batch the
-// publishers' commits waited behind as many acknowledgement commits as their own.
+// MaxUpdatesPerTransaction on): each update transaction (four round trips, a commit record; it
+// does not wait for the flush, deliverystore.cpp) runs on the one connection the publishes use
+// too, and a transaction per hand-over of 50 put one between almost every two publish batches.
 constexpr int UpdateWriteIntervalMs = 100;
 constexpr int PurgeChunk = 10000;
 constexpr int FirstPurgeDelayMs = 60 * 1000;
