@@ -33,11 +33,23 @@ void keepBuffersForReuse()
     mallopt(M_TRIM_THRESHOLD, 32 << 20);
 }
 
+// With TZ unset, glibc's tzset() (which Qt calls before every local-time conversion, e.g. for
+// each timestamp column QPSQL reads) stats /etc/localtime again each time: two newfstatat calls
+// per message in a backlog drain, about a quarter of the storage thread's samples there
+// (bench/README.md, "The time zone, read once"). Naming the same file keeps the zone glibc read first;
+// a changed system zone is then seen at the next start. An explicit TZ, even empty, is kept.
+void readTimeZoneOnce()
+{
+    if (!qEnvironmentVariableIsSet("TZ"))
+        qputenv("TZ", ":/etc/localtime");
+}
+
 } // namespace
 
 int main(int argc, char *argv[])
 {
     keepBuffersForReuse();
+    readTimeZoneOnce();
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("ciphermq-broker"));
     QCoreApplication::setApplicationVersion(QStringLiteral(CIPHERMQ_VERSION));

@@ -199,7 +199,7 @@ void DeliveryEngine::requeueDeadLetters(Queue *queue, qint64 max,
     queue->ready() = std::move(kept);
     // All of them: those of the backlog too, moved in the database without paging them in.
     // Issued after the window's moves, so its result comes after theirs.
-    if (max <= 0 && queue->backlog.messages > 0) {
+    if (max <= 0 && (queue->backlog.messages > 0 || queue->backlog.uncounted)) {
         auto windowResult = std::make_shared<Outcome<qint64>>(qint64(0));
         requeueWindowDeadLetters(queue, std::move(moving), std::move(moves),
                                  [windowResult](Outcome<qint64> r) { *windowResult = r; });

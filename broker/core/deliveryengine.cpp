@@ -50,7 +50,8 @@ qint64 DeliveryEngine::nowMs() const
 }
 
 void DeliveryEngine::restore(const QList<storage::QueueEntry> &entries,
-                             const QList<storage::QueueBacklog> &backlogs)
+                             const QList<storage::QueueBacklog> &backlogs,
+                             const QStringList &uncounted)
 {
     struct Head
     {
@@ -80,6 +81,35 @@ void DeliveryEngine::restore(const QList<storage::QueueEntry> &entries,
             m_pager.restoreBacklog(queue, backlog, head.lastEntryId, head.messages, head.bytes);
         }
     }
+    if (uncounted.isEmpty())
+        return;
+    for (const QString &name : uncounted) {
+        if (Queue *queue = m_topology.queue(name)) {
+            const Head head = heads.value(queue);
+            m_pager.awaitCount(queue, head.lastEntryId, head.messages, head.bytes);
+        }
+    }
+    m_store.countQueueBacklogs([this, uncounted](Result<QList<storage::QueueBacklog>> counted) {
+        if (!counted) {
+            // The figures stay lower bounds; the queues are still served in order, each publish
+            // behind what the database holds (core/queuepager.h).
+            qCWarning(lcRouter,
+                      "cannot count the backlogs of %lld queues: %s; their depth and byte "
+                      "figures stay lower bounds until the next start",
+                      qlonglong(uncounted.size()), qPrintable(counted.error()));
+            return;
+        }
+        QHash<QString, qint64> byQueue;
+        for (const storage::QueueBacklog &backlog : counted.value())
+            byQueue.insert(backlog.queue, backlog.messages);
+        qint64 settled = 0;
+        for (const QString &name : uncounted) {
+            if (Queue *queue = m_topology.queue(name))
+                settled += m_pager.settleCount(queue, byQueue.value(name)) ? 1 : 0;
+        }
+        qCInfo(lcRouter, "backlogs of %lld queues counted (%lld were still waiting for it)",
+               qlonglong(uncounted.size()), qlonglong(settled));
+    });
 }
 
 void DeliveryEngine::enqueue(Queue *queue, const MessagePtr &message)
@@ -332,7 +362,7 @@ DeliveryEngine::Forgotten DeliveryEngine::forgetQueue(Queue *queue)
         m_live.release(ready.message->id);
         ++forgotten.messagesDropped;
     }
-    forgotten.messagesDropped += queue->backlog.messages;
+    forgotten.messagesDropped += std::max<qint64>(0, queue->backlog.messages); // uncounted: known
     m_pager.forget(queue);
     for (Consumer *consumer : std::as_const(queue->consumers())) {
         auto stateIt = m_endpoints.find(consumer->endpoint);

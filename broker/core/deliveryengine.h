@@ -59,8 +59,11 @@ public:
 
     // Start-up: the stored queue entries, in order, as ready messages; with `backlogs`, those
     // entries are each queue's head and the rest stays in the database (core/queuepager.h).
+    // The `uncounted` queues' heads filled the window: what is behind them is counted in the
+    // background, and asked for here.
     void restore(const QList<storage::QueueEntry> &entries,
-                 const QList<storage::QueueBacklog> &backlogs = {});
+                 const QList<storage::QueueBacklog> &backlogs = {},
+                 const QStringList &uncounted = {});
 
     // A committed message joins the back of `queue` (drop-head evicting to make room); the
     // caller dispatches once it has enqueued everything of its commit.

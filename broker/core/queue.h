@@ -89,17 +89,29 @@ public:
         qint64 afterEntryId = 0;  // the next page starts after this entry...
         QByteArray fromMessageId; // ...or at this message's entry (the first not kept in memory)
         quint64 readTicket = 0;   // the page read in flight; 0 = none
+        // After a restart, until the queue's entries counted in the background are in (or a
+        // page finds the database empty behind the window): the database may hold more than
+        // is known. `messages` and `bytes` then hold only what changed since start-up (minus
+        // the head held then, plus publishes, minus pages), so they may be below zero.
+        bool uncounted = false;
+        qint64 entryBytesEstimate = 0; // while uncounted: the head's average envelope size
     };
     Backlog backlog;
 
     // Ready messages held in memory: the head of the queue.
     qsizetype windowCount() const { return qsizetype(m_ready.size()); }
-    qsizetype readyCount() const { return windowCount() + qsizetype(backlog.messages); }
+    // What is known: while the backlog is uncounted, a lower bound.
+    qsizetype readyCount() const
+    {
+        return windowCount() + qsizetype(std::max<qint64>(0, backlog.messages));
+    }
     qsizetype unackedCount() const { return m_unacked.size(); }
     qsizetype depth() const { return readyCount() + unackedCount(); }
+    // False for a while after a restart: depth, readyCount and bytes are then lower bounds.
+    bool figuresExact() const { return !backlog.uncounted; }
     // Envelope bytes of the ready and unacknowledged messages; the router keeps it as messages
     // come and go (held, not summed when asked: the byte limit is checked on every publish).
-    qint64 bytes() const { return m_bytes + backlog.bytes; }
+    qint64 bytes() const { return m_bytes + std::max<qint64>(0, backlog.bytes); }
     // Of those, the bytes held in memory.
     qint64 heldBytes() const { return m_bytes; }
     void addBytes(qint64 delta) { m_bytes += delta; }

@@ -27,8 +27,9 @@ QueuePager::QueuePager(Topology &topology, LiveMessages &live, storage::RouterSt
 
 bool QueuePager::admitToWindow(const Queue *queue, qint64 bytes) const
 {
-    // Behind a backlog (or a page being read) a message would overtake older ones.
-    if (queue->backlog.messages > 0 || queue->backlog.readTicket != 0)
+    // Behind a backlog (or a page being read, or a backlog not counted yet) a message would
+    // overtake older ones.
+    if (queue->backlog.messages > 0 || queue->backlog.readTicket != 0 || queue->backlog.uncounted)
         return false;
     return queue->windowCount() < m_windowMessages && queue->heldBytes() + bytes <= m_windowBytes &&
            m_live.heldBytes() + bytes <= m_budgetBytes;
@@ -46,7 +47,7 @@ void QueuePager::addToBacklog(Queue *queue, qint64 messages, qint64 bytes,
     // The backlog starts here: everything committed before this message is in memory (or
     // gone), and the entry ids of what joined the window on publish are not known here, so
     // the next page starts at this message's own entry.
-    if (backlog.messages == 0 && backlog.readTicket == 0)
+    if (backlog.messages == 0 && backlog.readTicket == 0 && !backlog.uncounted)
         backlog.fromMessageId = firstMessageId;
     backlog.messages += messages;
     backlog.bytes += bytes;
@@ -68,8 +69,14 @@ void QueuePager::endBacklogMove(Queue *queue, quint64 ticket, qint64 messages, q
     if (backlog.readTicket != ticket)
         return; // purged or deleted meanwhile: nothing is counted any more
     backlog.readTicket = 0;
-    backlog.messages = qMax<qint64>(0, backlog.messages - messages);
-    backlog.bytes = backlog.messages > 0 ? qMax<qint64>(0, backlog.bytes - bytes) : 0;
+    if (backlog.uncounted) {
+        // The moved entries were counted at start-up or since; the count adds the former.
+        backlog.messages -= messages;
+        backlog.bytes -= bytes;
+    } else {
+        backlog.messages = qMax<qint64>(0, backlog.messages - messages);
+        backlog.bytes = backlog.messages > 0 ? qMax<qint64>(0, backlog.bytes - bytes) : 0;
+    }
     refill(queue);
 }
 
@@ -81,6 +88,45 @@ void QueuePager::restoreBacklog(Queue *queue, const storage::QueueBacklog &store
     backlog.bytes = backlog.messages > 0 ? qMax<qint64>(0, stored.bytes - heldBytes) : 0;
     backlog.afterEntryId = lastEntryId;
     backlog.fromMessageId.clear();
+}
+
+void QueuePager::awaitCount(Queue *queue, qint64 lastEntryId, qint64 heldMessages, qint64 heldBytes)
+{
+    Queue::Backlog &backlog = queue->backlog;
+    backlog = Queue::Backlog{};
+    backlog.uncounted = true;
+    backlog.entryBytesEstimate = heldBytes / qMax<qint64>(1, heldMessages);
+    // The count will include the head held now: it is subtracted up front, so that adding the
+    // count leaves what is behind the window.
+    backlog.messages = -heldMessages;
+    backlog.bytes = -heldMessages * backlog.entryBytesEstimate;
+    backlog.afterEntryId = lastEntryId;
+}
+
+bool QueuePager::settleCount(Queue *queue, qint64 counted)
+{
+    Queue::Backlog &backlog = queue->backlog;
+    if (!backlog.uncounted)
+        return false; // purged, deleted or paged to its end meanwhile: exact already
+    backlog.uncounted = false;
+    backlog.messages += counted;
+    // Bytes stay an estimate for the part counted at start-up (docs/STORAGE.md); pages
+    // subtract what they really hold.
+    backlog.bytes += counted * backlog.entryBytesEstimate;
+    backlog.entryBytesEstimate = 0;
+    if (backlog.messages < 0) {
+        qCWarning(lcRouter,
+                  "queue %s: its count (%lld) is below what it has handed out since start-up; "
+                  "its backlog is taken as empty",
+                  qPrintable(queue->name()), qlonglong(counted));
+        backlog.messages = 0;
+    }
+    if (backlog.messages == 0 || backlog.bytes < 0)
+        backlog.bytes = 0;
+    refill(queue);
+    if (onPageArrived)
+        onPageArrived(queue); // limits apply to the whole queue now
+    return true;
 }
 
 void QueuePager::forget(Queue *queue)
@@ -112,11 +158,14 @@ MessagePtr QueuePager::messageFor(const storage::QueueEntry &entry) const
 int QueuePager::pageLimit(const Queue *queue) const
 {
     const Queue::Backlog &backlog = queue->backlog;
-    const qint64 average = qMax<qint64>(1, backlog.bytes / qMax<qint64>(1, backlog.messages));
+    const qint64 average =
+        qMax<qint64>(1, backlog.uncounted ? backlog.entryBytesEstimate
+                                          : backlog.bytes / qMax<qint64>(1, backlog.messages));
     qint64 rows = m_windowMessages - queue->windowCount();
     rows = qMin(rows, (m_windowBytes - queue->heldBytes()) / average);
     rows = qMin(rows, (m_budgetBytes - m_live.heldBytes()) / average);
-    rows = qMin(rows, backlog.messages);
+    if (!backlog.uncounted)
+        rows = qMin(rows, backlog.messages);
     // An empty window always gets something, budget or not: the queue must move.
     return int(qBound<qint64>(1, rows, m_windowMessages));
 }
@@ -124,7 +173,7 @@ int QueuePager::pageLimit(const Queue *queue) const
 void QueuePager::refill(Queue *queue)
 {
     Queue::Backlog &backlog = queue->backlog;
-    if (backlog.messages <= 0 || backlog.readTicket != 0)
+    if ((backlog.messages <= 0 && !backlog.uncounted) || backlog.readTicket != 0)
         return;
     // Read the next page while half the window is left, so consumers never wait for it.
     // Held bytes count deliveries awaiting an ack too; a window emptied by consumers that hold
@@ -157,6 +206,8 @@ void QueuePager::refill(Queue *queue)
                               }
                               ++m_pagesRead;
                               const QList<storage::QueueEntry> &entries = page.value().entries;
+                              if (entries.isEmpty() && backlog.uncounted)
+                                  return; // nothing behind the window yet; the count settles it
                               if (entries.isEmpty()) {
                                   // Counted but not in the database: nothing more can come from it.
                                   qCWarning(
@@ -179,11 +230,14 @@ void QueuePager::refill(Queue *queue)
                               backlog.afterEntryId = entries.constLast().entryId;
                               backlog.fromMessageId.clear();
                               // Bytes recovered at start-up are partly an estimate: never below
-                              // zero, and none once the last message is in memory.
-                              if (backlog.messages <= 0 || backlog.bytes < 0)
-                                  backlog.bytes = 0;
-                              if (backlog.messages <= 0)
-                                  backlog.messages = 0;
+                              // zero, and none once the last message is in memory. Uncounted,
+                              // both are relative (queue.h) and stay as they are.
+                              if (!backlog.uncounted) {
+                                  if (backlog.messages <= 0 || backlog.bytes < 0)
+                                      backlog.bytes = 0;
+                                  if (backlog.messages <= 0)
+                                      backlog.messages = 0;
+                              }
                               if (onPageArrived)
                                   onPageArrived(target);
                           });

@@ -54,7 +54,15 @@ public:
     // memory already (`heldMessages` of `heldBytes`).
     void restoreBacklog(Queue *queue, const storage::QueueBacklog &backlog, qint64 lastEntryId,
                         qint64 heldMessages, qint64 heldBytes);
-    // Reads the next page if the window runs low and the database holds more.
+    // Start-up, for a queue whose head filled the window: how much is behind it is counted in
+    // the background (storage::RouterStore::countQueueBacklogs); until then the backlog is
+    // uncounted (Queue::Backlog), so nothing joins the window ahead of it, and pages are read
+    // as usual. The head up to `lastEntryId` is in memory (`heldMessages` of `heldBytes`).
+    void awaitCount(Queue *queue, qint64 lastEntryId, qint64 heldMessages, qint64 heldBytes);
+    // The count came: `counted` entries of the queue were in the database at start-up. False
+    // when the queue no longer waited for it (purged, deleted, or recreated meanwhile).
+    bool settleCount(Queue *queue, qint64 counted);
+    // Reads the next page if the window runs low and the database holds (or may hold) more.
     void refill(Queue *queue);
     // Purge or delete: the database no longer holds the backlog; a page in flight is dropped.
     void forget(Queue *queue);
@@ -62,7 +70,8 @@ public:
     // One message object per id, shared by every queue that holds it.
     MessagePtr messageFor(const storage::QueueEntry &entry) const;
 
-    // Called after a page joined `queue`'s window (the delivery engine dispatches, evicts).
+    // Called after a page joined `queue`'s window or its backlog was counted (the delivery
+    // engine evicts down to the limits and dispatches).
     std::function<void(Queue *)> onPageArrived;
 
     quint64 pagesRead() const { return m_pagesRead; }

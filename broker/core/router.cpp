@@ -18,16 +18,18 @@ Router::~Router() = default;
 void Router::restore(const storage::RecoveredState &state)
 {
     m_topology.restore(state);
-    m_delivery.restore(state.entries, state.backlogs);
+    m_delivery.restore(state.entries, state.backlogs, state.uncounted);
     m_delivery.restoreDeadLetters(state.deadLetters);
     qint64 queued = 0;
     for (const Queue *queue : m_topology.queues())
         queued += queue->depth();
     qCInfo(lcRouter,
-           "restored %lld exchanges, %lld queues, %lld bindings, %lld queued messages (%lld in "
+           "restored %lld exchanges, %lld queues, %lld bindings, %lld%s queued messages (%lld in "
            "memory)",
            qlonglong(state.exchanges.size()), qlonglong(state.queues.size()),
-           qlonglong(state.bindings.size()), qlonglong(queued), qlonglong(state.entries.size()));
+           qlonglong(state.bindings.size()), qlonglong(queued),
+           state.uncounted.isEmpty() ? "" : " and more (counting)",
+           qlonglong(state.entries.size()));
 }
 
 void Router::resend(const QString &requester, bool isAdmin, const QByteArray &messageId,

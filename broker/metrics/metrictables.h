@@ -159,6 +159,7 @@ struct QueueFigures
     qint64 unacked = 0;
     qint64 consumers = 0;
     qint64 bytes = 0; // envelope bytes of ready + unacked messages
+    qint64 counted = 1; // 0 while ready and bytes are lower bounds (Queue::figuresExact)
     QueueCounters counters;
 };
 
@@ -190,6 +191,9 @@ inline constexpr QueueFigureSpec kQueueFigureSpecs[] = {
      "Consumers subscribed to the queue."},
     {queueGauge<&QueueFigures::bytes>, "bytes", "ciphermq_queue_messages_bytes", false,
      "Envelope bytes of the ready and unacknowledged messages."},
+    {queueGauge<&QueueFigures::counted>, "counted", "ciphermq_queue_backlog_counted", false,
+     "1 when ready and bytes are exact; 0 after a restart until the backlog in the database is "
+     "counted (in the background): they are then lower bounds."},
     {queueCount<&QueueCounters::published>, "published", "ciphermq_queue_messages_published_total",
      true, "Messages enqueued in the queue."},
     {queueCount<&QueueCounters::delivered>, "delivered", "ciphermq_queue_messages_delivered_total",

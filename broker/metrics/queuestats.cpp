@@ -11,6 +11,7 @@ QueueFigures queueFigures(Queue &queue)
     f.unacked = queue.unackedCount();
     f.consumers = queue.consumers().size();
     f.bytes = queue.bytes();
+    f.counted = queue.figuresExact() ? 1 : 0;
     f.counters = queue.counters;
     return f;
 }

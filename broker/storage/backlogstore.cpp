@@ -25,6 +25,11 @@ void RouterStore::requeueBacklogDeadLetters(
     done(QList<RequeuedBacklog>{});
 }
 
+void RouterStore::countQueueBacklogs(std::function<void(Result<QList<QueueBacklog>>)> done)
+{
+    done(QList<QueueBacklog>{});
+}
+
 QString backlogStart(const SqlSession &session, const QString &queue, qint64 afterEntryId,
                      const QByteArray &fromMessageId)
 {
@@ -36,19 +41,12 @@ QString backlogStart(const SqlSession &session, const QString &queue, qint64 aft
            session.text(QString::fromUtf8(fromMessageId)) + u')';
 }
 
-Result<QList<QueueBacklog>> loadQueueBacklogs(SqlSession &session)
+Result<QList<QueueBacklog>> countQueueEntries(SqlSession &session)
 {
     using R = Result<QList<QueueBacklog>>;
-    QSqlQuery query = session.newQuery();
     // Counting reads the (queue, id) index only; summing envelope sizes would read every body
-    // (a gigabyte per million 1 KB messages), which is what start-up must not grow with. On
-    // PostgreSQL without JIT: compiling this one-off aggregate costs seconds of server CPU.
-    const bool postgres = session.dialect().isPostgres();
-    if (postgres) {
-        if (Status st = session.exec(QStringLiteral("BEGIN")); !st)
-            return R::failure(st.error());
-        (void)session.exec(QStringLiteral("SET LOCAL jit = off"));
-    }
+    // (a gigabyte per million 1 KB messages).
+    QSqlQuery query = session.newQuery();
     Status st = session.run(
         query, QStringLiteral("SELECT queue, COUNT(*) FROM queue_entries GROUP BY queue"));
     QList<QueueBacklog> backlogs;
@@ -57,11 +55,25 @@ Result<QList<QueueBacklog>> loadQueueBacklogs(SqlSession &session)
             backlogs.append({query.value(0).toString(), query.value(1).toLongLong(), 0});
         st = session.finish(query);
     }
-    if (postgres)
-        (void)session.exec(QStringLiteral("COMMIT"));
     if (!st)
         return R::failure(st.error());
     return backlogs;
+}
+
+Result<QList<QueueBacklog>> loadQueueBacklogs(SqlSession &session)
+{
+    using R = Result<QList<QueueBacklog>>;
+    // On PostgreSQL without JIT: compiling this one-off aggregate costs seconds of server CPU.
+    const bool postgres = session.dialect().isPostgres();
+    if (postgres) {
+        if (Status st = session.exec(QStringLiteral("BEGIN")); !st)
+            return R::failure(st.error());
+        (void)session.exec(QStringLiteral("SET LOCAL jit = off"));
+    }
+    R counted = countQueueEntries(session);
+    if (postgres)
+        (void)session.exec(QStringLiteral("COMMIT"));
+    return counted;
 }
 
 Result<QueuePage> loadQueuePage(SqlSession &session, const QString &queue, qint64 afterEntryId,

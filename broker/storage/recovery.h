@@ -10,7 +10,10 @@ namespace cmq::storage {
 
 // Entries come in entry-id order, which is publish order within each queue. Forward-only
 // queries stream rows (libpq single-row mode) instead of buffering the whole result.
-// `windowPerQueue` > 0: at most that many entries of each queue, plus RecoveredState::backlogs.
-Result<RecoveredState> loadState(SqlSession &session, int windowPerQueue = 0);
+// `windowPerQueue` > 0: at most that many entries of each queue, plus RecoveredState::backlogs,
+// which, without `countBacklogs`, are those of the queues whose head is all they hold (the others
+// are in RecoveredState::uncounted).
+Result<RecoveredState> loadState(SqlSession &session, int windowPerQueue = 0,
+                                 bool countBacklogs = true);
 
 } // namespace cmq::storage

@@ -22,6 +22,7 @@ struct BindingRecord;
 struct MessageRecord;
 struct PublishResult;
 struct QueuePage;
+struct QueueBacklog;
 
 // A message's entry leaves one queue for others, in one transaction with its dead-letter
 // record: dead-lettering (a `reason`) and requeueing a dead letter back (no reason). The
@@ -84,6 +85,9 @@ public:
     virtual void requeueBacklogDeadLetters(const QString &queue, qint64 afterEntryId,
                                            const QByteArray &fromMessageId,
                                            std::function<void(Result<QList<RequeuedBacklog>>)> done);
+    // What every queue held in the database at start-up (RecoveredState::uncounted), counted
+    // after the broker began serving; whatever changed since is the core's to add.
+    virtual void countQueueBacklogs(std::function<void(Result<QList<QueueBacklog>>)> done);
 };
 
 } // namespace cmq::storage

@@ -316,6 +316,18 @@ void Storage::loadQueuePage(const QString &queue, qint64 afterEntryId,
         Qt::QueuedConnection);
 }
 
+void Storage::countQueueBacklogs(std::function<void(Result<QList<QueueBacklog>>)> done)
+{
+    auto reply = onOwnThread<Result<QList<QueueBacklog>>>(std::move(done));
+    if (!m_opened)
+        return reply(Result<QList<QueueBacklog>>::failure(notOpenError()));
+    // Not behind anything: the count is of the snapshot openAndRecover() took, on a connection
+    // of its own.
+    QMetaObject::invokeMethod(
+        m_worker, [worker = m_worker, reply] { worker->countQueueBacklogs(reply); },
+        Qt::QueuedConnection);
+}
+
 void Storage::senderOfQueued(const QByteArray &messageId,
                              std::function<void(Result<std::optional<QString>>)> done)
 {

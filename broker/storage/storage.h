@@ -131,8 +131,12 @@ struct RecoveredState
     QList<QueueEntry> entries;          // per queue in publish order (queues interleaved is fine)
     QList<DeadLetterEntry> deadLetters; // records of entries that are dead letters
     // With a recovery window (Storage::setRecoveryWindow), `entries` holds only each queue's
-    // head and this what every queue holds in all; empty when `entries` is everything.
+    // head and this what every queue holds in all; empty when `entries` is everything. Queues
+    // whose head filled the window are not counted at start-up: they are in `uncounted`, and
+    // countQueueBacklogs() counts them in the background (docs/STORAGE.md, "Recovery at
+    // start-up"); `backlogs` then has the others.
     QList<QueueBacklog> backlogs;
+    QStringList uncounted;
 };
 
 // The next entries of one queue in its order, read while consumers drain it.
@@ -195,6 +199,9 @@ public:
     void requeueBacklogDeadLetters(
         const QString &queue, qint64 afterEntryId, const QByteArray &fromMessageId,
         std::function<void(Result<QList<RequeuedBacklog>>)> done) override;
+    // Every queue's entries as openAndRecover() found them (its snapshot), counted on a
+    // connection and thread of their own; once, after openAndRecover() left queues uncounted.
+    void countQueueBacklogs(std::function<void(Result<QList<QueueBacklog>>)> done) override;
 
     // False while the database is unreachable; publishes then fail fast with
     // "storage unavailable" instead of queueing without bound.
@@ -206,6 +213,19 @@ public:
     // envelope; the rest waits for the next one.
     static constexpr int MaxBatchRecords = 1024;
     static constexpr qint64 MaxBatchBytes = 8 << 20;
+    // Pipelined group commit: a second batch may wait at the worker while one commits, so the
+    // database never idles between transactions while the broker hands back one batch's
+    // outcome and reads the next publishes. The worker runs them in order on its one
+    // connection (ordering unchanged). A second batch goes early only with at least
+    // MinPipelinedBatch records, so a trickle still shares one commit rather than paying a
+    // flush each; and a burst meeting an idle worker is split in two, so that the publishers'
+    // next publishes arrive while the second half commits (bench/README.md, "Pipelined group
+    // commit").
+    static constexpr int MaxBatchesInFlight = 2;
+    static constexpr int MinPipelinedBatch = 64;
+    // How many of `waiting` records the next batch takes now, with `batchesInFlight` batches
+    // handed to the worker and not yet answered (0: wait for one to finish).
+    static qsizetype publishBatchLimit(qsizetype waiting, int batchesInFlight);
     // Delivery updates are written every UpdateFlushIntervalMs or at UpdateFlushItems.
     static constexpr int UpdateFlushIntervalMs = 500;
     static constexpr int UpdateFlushItems = 50;
@@ -277,7 +297,7 @@ private:
     Stats m_stats;
     bool m_opened = false;
     bool m_available = false;
-    bool m_batchInFlight = false;
+    int m_batchesInFlight = 0;
     bool m_dispatchScheduled = false;
 };
 

@@ -46,7 +46,7 @@ void Storage::publish(QList<MessageRecord> records, std::function<void(QList<Pub
 // one socket read arrive together and should share the first transaction too.
 void Storage::schedulePublishDispatch()
 {
-    if (m_dispatchScheduled || m_batchInFlight)
+    if (m_dispatchScheduled || m_batchesInFlight >= MaxBatchesInFlight)
         return;
     m_dispatchScheduled = true;
     QMetaObject::invokeMethod(
@@ -58,9 +58,22 @@ void Storage::schedulePublishDispatch()
         Qt::QueuedConnection);
 }
 
+qsizetype Storage::publishBatchLimit(qsizetype waiting, int batchesInFlight)
+{
+    if (waiting <= 0 || batchesInFlight >= MaxBatchesInFlight)
+        return 0;
+    if (batchesInFlight > 0)
+        return waiting >= MinPipelinedBatch ? MaxBatchRecords : 0;
+    if (MaxBatchesInFlight > 1 && waiting >= 2 * MinPipelinedBatch)
+        return qMin<qsizetype>((waiting + 1) / 2, MaxBatchRecords);
+    return MaxBatchRecords;
+}
+
 void Storage::dispatchPublishes()
 {
-    if (m_batchInFlight || m_pending->waiting.empty())
+    const qsizetype limit = publishBatchLimit(
+        qsizetype(m_pending->recordsIssued - m_pending->recordsReleased), m_batchesInFlight);
+    if (limit == 0 || m_pending->waiting.empty())
         return;
 
     QList<MessageRecord> batch;
@@ -72,7 +85,7 @@ void Storage::dispatchPublishes()
         while (m_pending->frontTaken < request->records.size()) {
             MessageRecord &record = request->records[m_pending->frontTaken];
             const qint64 size = record.envelope.size() + 256; // + ids, names, row overhead
-            if (batch.size() >= MaxBatchRecords ||
+            if (batch.size() >= limit ||
                 (!batch.isEmpty() && bytes + size > MaxBatchBytes)) {
                 full = true;
                 break;
@@ -88,7 +101,7 @@ void Storage::dispatchPublishes()
         }
     }
 
-    m_batchInFlight = true;
+    ++m_batchesInFlight;
     m_pending->recordsReleased += batch.size();
     ++m_stats.publishBatches;
     m_stats.publishRecords += batch.size();
@@ -96,7 +109,7 @@ void Storage::dispatchPublishes()
     m_stats.maxBatchRecords = qMax(m_stats.maxBatchRecords, int(batch.size()));
 
     auto finished = [this, slots = std::move(slots)](StorageWorker::BatchReport report) {
-        m_batchInFlight = false;
+        --m_batchesInFlight;
         m_stats.lastCommitMs = report.commitMs;
         m_stats.maxCommitMs = qMax(m_stats.maxCommitMs, report.commitMs);
         m_stats.totalCommitMs += report.commitMs;
@@ -122,7 +135,7 @@ void Storage::dispatchPublishes()
             if (--slot.request->unresolved == 0)
                 completed.push_back(slot.request);
         }
-        // Everything that waited during this commit goes into the next one right away.
+        // What waited during this commit goes into the next one right away (up to the limit).
         dispatchPublishes();
         QPointer<Storage> alive(this);
         for (const Pending::RequestPtr &request : completed) {
@@ -140,6 +153,8 @@ void Storage::dispatchPublishes()
         },
         Qt::QueuedConnection);
     releaseOrdered();
+    // The second half of a split burst, or what a full batch left behind, may go at once.
+    dispatchPublishes();
 }
 
 void Storage::failWaitingPublishes(const QString &error)

@@ -6,6 +6,7 @@
 #include <QThread>
 #include <QTimer>
 
+#include "backlogcounter.h"
 #include "backlogstore.h"
 #include "connection.h"
 #include "deadletterstore.h"
@@ -21,6 +22,11 @@ namespace {
 constexpr int FirstBackoffMs = 100;
 constexpr int MaxBackoffMs = 5000;
 constexpr int MaxUpdatesPerTransaction = 500;
+// Delivery updates handed over are written at most this often (or at once from
+// MaxUpdatesPerTransaction on): each update transaction (four round trips, a commit record; it
+// does not wait for the flush, deliverystore.cpp) runs on the one connection the publishes use
+// too, and a transaction per hand-over of 50 put one between almost every two publish batches.
+constexpr int UpdateWriteIntervalMs = 100;
 constexpr int PurgeChunk = 10000;
 constexpr int FirstPurgeDelayMs = 60 * 1000;
 constexpr int PurgeIntervalMs = 60 * 60 * 1000;
@@ -49,8 +55,10 @@ StorageWorker::StorageWorker(const Config::Database &settings, const QByteArray 
                              const QString &connectionName, QObject *parent)
     : QObject(parent), m_settings(settings), m_aesKey(aesKey), m_connectionName(connectionName),
       m_dialect(dialectNamed(settings.driver)), m_reconnectTimer(new QTimer(this)),
-      m_purgeTimer(new QTimer(this))
+      m_purgeTimer(new QTimer(this)), m_updateTimer(new QTimer(this))
 {
+    m_updateTimer->setSingleShot(true);
+    connect(m_updateTimer, &QTimer::timeout, this, &StorageWorker::flushPendingUpdates);
     m_reconnectTimer->setSingleShot(true);
     connect(m_reconnectTimer, &QTimer::timeout, this, &StorageWorker::tryReconnect);
     m_purgeTimer->setSingleShot(true);
@@ -101,7 +109,24 @@ Result<RecoveredState> StorageWorker::openAndRecover(qint64 fencingEpoch)
         closeConnection();
         return R::failure(st.error());
     }
-    Result<RecoveredState> state = loadState(m_session, m_recoveryWindow);
+    // The backlog count waits for no one: a snapshot of its own, fixed here, before anything
+    // is served, and counted after (backlogcounter.h). Without it (no second connection to be
+    // had) start-up counts, as it did before.
+    m_counter.reset();
+    const bool inMemory =
+        !m_dialect->isPostgres() && m_settings.path == QLatin1StringView(":memory:");
+    if (m_recoveryWindow > 0 && !inMemory) {
+        Result<std::unique_ptr<BacklogCounter>> counter = BacklogCounter::open(
+            m_settings, *m_dialect, m_connectionName + QStringLiteral("-count"));
+        if (counter)
+            m_counter = std::move(counter).value();
+        else
+            qCWarning(lcStorage, "queue backlogs are counted before serving: %s",
+                      qUtf8Printable(counter.error()));
+    }
+    Result<RecoveredState> state = loadState(m_session, m_recoveryWindow, !m_counter);
+    if (!state || state->uncounted.isEmpty())
+        m_counter.reset();
     if (!state) {
         closeConnection();
         return state;
@@ -347,6 +372,9 @@ void StorageWorker::publish(const QList<MessageRecord> &records, Reply<BatchRepo
 
 void StorageWorker::run(const std::function<Status(SqlSession &)> &job, Reply<Status> reply)
 {
+    // Updates handed over before this job are written before it, as when each hand-over was
+    // written at once: a move of an entry after its delivered mark, a listing after an ack.
+    flushPendingUpdates();
     const Status st = runJob(job);
     if (reply)
         reply(st);
@@ -387,6 +415,11 @@ void StorageWorker::loadPublicKey(const QString &clientId,
 void StorageWorker::applyUpdates(const QList<DeliveryUpdate> &updates)
 {
     m_pendingUpdates += updates;
+    if (m_pendingUpdates.size() < MaxUpdatesPerTransaction) {
+        if (!m_updateTimer->isActive())
+            m_updateTimer->start(UpdateWriteIntervalMs);
+        return;
+    }
     if (m_flushScheduled)
         return;
     // Write after the jobs already queued: update batches that piled up behind a publish
@@ -403,6 +436,7 @@ void StorageWorker::applyUpdates(const QList<DeliveryUpdate> &updates)
 
 void StorageWorker::flushPendingUpdates()
 {
+    m_updateTimer->stop();
     while (m_available && m_opened && !m_pendingUpdates.isEmpty()) {
         const qsizetype count = qMin<qsizetype>(m_pendingUpdates.size(), MaxUpdatesPerTransaction);
         const QList<DeliveryUpdate> chunk = m_pendingUpdates.first(count);
@@ -456,9 +490,17 @@ void StorageWorker::purgeStep(const QDateTime &cutoff, qint64 removedSoFar,
         reply(total);
 }
 
+void StorageWorker::countQueueBacklogs(Reply<Result<QList<QueueBacklog>>> reply)
+{
+    if (!m_counter)
+        return reply(Result<QList<QueueBacklog>>::failure(QStringLiteral("nothing to count")));
+    m_counter->start(std::move(reply));
+}
+
 void StorageWorker::shutdown()
 {
     m_shuttingDown = true;
+    m_counter.reset(); // a count still running is waited for
     m_reconnectTimer->stop();
     m_purgeTimer->stop();
     flushPendingUpdates();

@@ -5,6 +5,7 @@
 // Lives in its own QThread; every method below runs on that thread.
 
 #include <functional>
+#include <memory>
 #include <optional>
 
 #include <QElapsedTimer>
@@ -19,6 +20,8 @@
 class QTimer;
 
 namespace cmq::storage {
+
+class BacklogCounter;
 
 class StorageWorker final : public QObject
 {
@@ -56,6 +59,9 @@ public:
     void loadQueuePage(const QString &queue, qint64 afterEntryId, const QByteArray &fromMessageId,
                        int limit, Reply<Result<QueuePage>> reply);
     void senderOfQueued(const QByteArray &messageId, Reply<Result<std::optional<QString>>> reply);
+    // The count openAndRecover() left to the background; `reply` is called on the counter's
+    // thread.
+    void countQueueBacklogs(Reply<Result<QList<QueueBacklog>>> reply);
     void shutdown();
 
 private:
@@ -108,8 +114,10 @@ private:
     std::optional<BackendIdentity> m_lostBackend;
     std::optional<InDoubtBatch> m_inDoubt;
     QList<DeliveryUpdate> m_pendingUpdates;
+    std::unique_ptr<BacklogCounter> m_counter; // from openAndRecover() until its count is done
     QTimer *m_reconnectTimer;
     QTimer *m_purgeTimer;
+    QTimer *m_updateTimer; // spaces the delivery-update transactions (UpdateWriteIntervalMs)
 };
 
 } // namespace cmq::storage

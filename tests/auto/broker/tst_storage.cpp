@@ -26,6 +26,8 @@ private Q_SLOTS:
     void invalidRecords();
     void groupCommit_data() { addDrivers(true); }
     void groupCommit();
+    void pipelinedBatchLimit_data();
+    void pipelinedBatchLimit();
     void inDoubtResolution_data() { addDrivers(true); }
     void inDoubtResolution();
     void noCallbacksAfterDestruction_data() { addDrivers(); }
@@ -329,6 +331,34 @@ void tst_Storage::groupCommit()
     QCOMPARE(ids[count - 1], QStringLiteral("g%1").arg(count - 1));
     QCOMPARE(ids.last(), QStringLiteral("big2499"));
 }
+void tst_Storage::pipelinedBatchLimit_data()
+{
+    QTest::addColumn<int>("waiting");
+    QTest::addColumn<int>("inFlight");
+    QTest::addColumn<int>("limit");
+    const int min = Storage::MinPipelinedBatch;
+    const int max = Storage::MaxBatchRecords;
+    QTest::newRow("nothing waits") << 0 << 0 << 0;
+    QTest::newRow("idle worker, a trickle: all of it") << 5 << 0 << max;
+    QTest::newRow("idle worker, just under two halves: all of it") << 2 * min - 1 << 0 << max;
+    QTest::newRow("idle worker, a burst: half") << 256 << 0 << 128;
+    QTest::newRow("idle worker, an odd burst: the larger half") << 257 << 0 << 129;
+    QTest::newRow("idle worker, a huge burst: a full batch") << 5000 << 0 << max;
+    QTest::newRow("one committing, a trickle: wait") << min - 1 << 1 << 0;
+    QTest::newRow("one committing, enough: go behind it") << min << 1 << max;
+    QTest::newRow("pipeline full: wait") << 5000 << Storage::MaxBatchesInFlight << 0;
+}
+
+// Which batch goes to the worker when (storagepublish.cpp): a pure rule, checked without a
+// database.
+void tst_Storage::pipelinedBatchLimit()
+{
+    QFETCH(int, waiting);
+    QFETCH(int, inFlight);
+    QFETCH(int, limit);
+    QCOMPARE(Storage::publishBatchLimit(waiting, inFlight), qsizetype(limit));
+}
+
 void tst_Storage::inDoubtResolution()
 {
     // The after-the-fact answer for a batch whose commit confirmation was lost: its rows carry
