@@ -36,8 +36,8 @@ void keepBuffersForReuse()
 // With TZ unset, glibc's tzset() (which Qt calls before every local-time conversion, e.g. for
 // each timestamp column QPSQL reads) stats /etc/localtime again each time: two newfstatat calls
 // per message in a backlog drain, about a quarter of the storage thread's samples there
-// (bench/README.md, "The time zone, read once"). Naming the same file keeps the zone glibc read first;
-// a changed system zone is then seen at the next start. An explicit TZ, even empty, is kept.
+// (bench/README.md, "The time zone, read once"). Naming the same file keeps the zone glibc read
+// first; a changed system zone is then seen at the next start. An explicit TZ, even empty, is kept.
 void readTimeZoneOnce()
 {
     if (!qEnvironmentVariableIsSet("TZ"))

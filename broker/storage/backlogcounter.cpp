@@ -79,14 +79,20 @@ void BacklogCounter::start(Done done)
 void BacklogCounter::run(const Config::Database &settings, const Dialect &dialect,
                          const QString &connectionName)
 {
-    Result<SqlSession> opened =
-        openSession(settings, dialect, connectionName, QStringLiteral("ciphermq-broker"));
     SqlSession session;
-    Status fixed = opened ? success() : failure(opened.error());
-    if (opened) {
-        session = std::move(opened).value();
-        fixed = fixSnapshot(session);
+    Status fixed = success();
+    {
+        // Scoped: QSqlDatabase copies rather than moves, so the Result keeps a handle to the
+        // connection until it is destroyed, and closeSession() below would find it in use.
+        Result<SqlSession> opened =
+            openSession(settings, dialect, connectionName, QStringLiteral("ciphermq-broker"));
+        if (opened)
+            session = std::move(opened).value();
+        else
+            fixed = failure(opened.error());
     }
+    if (fixed)
+        fixed = fixSnapshot(session);
     Done done;
     {
         std::unique_lock lock(m_mutex);

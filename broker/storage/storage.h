@@ -214,13 +214,13 @@ public:
     static constexpr int MaxBatchRecords = 1024;
     static constexpr qint64 MaxBatchBytes = 8 << 20;
     // Pipelined group commit: a second batch may wait at the worker while one commits, so the
-    // database never idles between transactions while the broker hands back one batch's
+    // database need not idle between transactions while the broker hands back one batch's
     // outcome and reads the next publishes. The worker runs them in order on its one
     // connection (ordering unchanged). A second batch goes early only with at least
     // MinPipelinedBatch records, so a trickle still shares one commit rather than paying a
     // flush each; and a burst meeting an idle worker is split in two, so that the publishers'
-    // next publishes arrive while the second half commits (bench/README.md, "Pipelined group
-    // commit").
+    // next publishes arrive while the second half commits (bench/README.md, "Where W=256
+    // waits; a pipelined group commit").
     static constexpr int MaxBatchesInFlight = 2;
     static constexpr int MinPipelinedBatch = 64;
     // How many of `waiting` records the next batch takes now, with `batchesInFlight` batches

@@ -85,8 +85,7 @@ void Storage::dispatchPublishes()
         while (m_pending->frontTaken < request->records.size()) {
             MessageRecord &record = request->records[m_pending->frontTaken];
             const qint64 size = record.envelope.size() + 256; // + ids, names, row overhead
-            if (batch.size() >= limit ||
-                (!batch.isEmpty() && bytes + size > MaxBatchBytes)) {
+            if (batch.size() >= limit || (!batch.isEmpty() && bytes + size > MaxBatchBytes)) {
                 full = true;
                 break;
             }

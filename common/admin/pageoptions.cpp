@@ -13,11 +13,13 @@ namespace cmq::admin {
 namespace {
 
 constexpr const char *queueSorts[] = {
-    "name",       "owner",     "ready",          "unacked",
-    "depth",      "consumers", "bytes",          "oldest_ready_age_ms",
-    "published",  "delivered", "acknowledged",   "redelivered",
-    "evicted",    "expired",   "dead_lettered",  "inflight",
-    "max_length", "max_bytes", "message_ttl_ms", "delivery_limit",
+    "name",          "owner",          "ready",
+    "unacked",       "depth",          "consumers",
+    "bytes",         "counted",        "oldest_ready_age_ms",
+    "published",     "delivered",      "acknowledged",
+    "redelivered",   "evicted",        "expired",
+    "dead_lettered", "inflight",       "max_length",
+    "max_bytes",     "message_ttl_ms", "delivery_limit",
 };
 constexpr const char *connectionSorts[] = {
     "id",          "listener",     "cn",       "address",   "connected_at", "requests",

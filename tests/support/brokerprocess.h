@@ -52,6 +52,8 @@ public:
     QProcess::ExitStatus exitStatus() const { return m_process.exitStatus(); }
 
 private:
+    QString outputPath() const; // the broker's stdout and stderr, this run's
+
     QTemporaryDir m_dir;
     quint16 m_port = 0;
     QMap<QString, QMap<QString, QString>> m_settings; // section → key → TOML value

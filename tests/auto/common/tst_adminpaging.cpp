@@ -74,6 +74,8 @@ void tst_AdminPaging::options_data()
                                              << page("a=b.c") << ListPage() << ListPage();
     QTest::newRow("json") << QByteArray("json queues.sort=depth connections.sort=not_after") << all
                           << page({}, "depth") << page({}, "not_after") << ListPage();
+    QTest::newRow("queues by counted") << QByteArray("json queues.sort=counted") << all
+                                       << page({}, "counted") << ListPage() << ListPage();
     QTest::newRow("ratelimits")
         << QByteArray(
                "watch 1000 ratelimits ratelimits.filter=sender ratelimits.sort=global_rejected "
