@@ -1,6 +1,6 @@
 #pragma once
 // The Talkers tab: who floods the broker. A sortable table of the client identities (CN) with
-// publish/s and deliver/s averaged over the last minute (or, from 2,000 identities on, a page
+// publish/s and deliver/s averaged over the last minute (or, from 1,000 identities on, a page
 // of the busiest with the broker's rates), busiest first, over a chart of the top few
 // identities' message rates over the last minutes.
 

@@ -237,13 +237,24 @@ void tst_LargeSnapshot::updateTime_data()
                                                  {"Connections tab", MainWindow::ConnectionsTab},
                                                  {"Overview tab", MainWindow::OverviewTab}};
     for (const auto &[name, tab] : tabs)
-        QTest::addRow("whole 5k/1k, %s", name) << tab << 5000 << 1000 << 0 << 1000 << false;
-    // Every tab: the rate-limit buckets come only while theirs is shown, the talkers always.
-    const std::pair<const char *, int> allTabs[] = {
-        {"Overview tab", MainWindow::OverviewTab},       {"Queues tab", MainWindow::QueuesTab},
-        {"Exchanges tab", MainWindow::ExchangesTab},     {"Connections tab", MainWindow::ConnectionsTab},
-        {"Rate limits tab", MainWindow::RateLimitsTab},  {"Audit tab", MainWindow::AuditTab},
+        QTest::addRow("whole 5k/1k, %s", name) << tab << 5000 << 1000 << 0 << 999 << false;
+    // The largest lists the console still takes whole: one row short of paging in every list.
+    const std::pair<const char *, int> wholeTabs[] = {
+        {"Queues tab", MainWindow::QueuesTab},
+        {"Connections tab", MainWindow::ConnectionsTab},
         {"Talkers tab", MainWindow::TalkersTab}};
+    constexpr int Largest = cmq::admingui::ListPager::PagingThreshold - 1;
+    for (const auto &[name, tab] : wholeTabs)
+        QTest::addRow("whole, just under paging, %s", name)
+            << tab << Largest << Largest << 0 << Largest << false;
+    // Every tab: the rate-limit buckets come only while theirs is shown, the talkers always.
+    const std::pair<const char *, int> allTabs[] = {{"Overview tab", MainWindow::OverviewTab},
+                                                    {"Queues tab", MainWindow::QueuesTab},
+                                                    {"Exchanges tab", MainWindow::ExchangesTab},
+                                                    {"Connections tab", MainWindow::ConnectionsTab},
+                                                    {"Rate limits tab", MainWindow::RateLimitsTab},
+                                                    {"Audit tab", MainWindow::AuditTab},
+                                                    {"Talkers tab", MainWindow::TalkersTab}};
     for (const auto &[name, tab] : allTabs)
         QTest::addRow("paged 50k/5k, %s", name) << tab << 50000 << 5000 << 200 << 5000 << false;
     // The talkers whole, as before their page existed: what the page saves.
@@ -265,7 +276,8 @@ void tst_LargeSnapshot::updateTime()
     QFETCH(bool, talkersWhole);
     const Scale scale{queues, connections, pageRows, clients, talkersWhole};
     // In the page (of the first 200 by name) and consumed by a connection in its page too.
-    const QString selected = queueName(pageRows ? 123 : 1234);
+    const int selectedIndex = pageRows ? 123 : 567;
+    const QString selected = queueName(selectedIndex);
     MainWindow window;
     window.resize(1280, 800);
     window.show();
@@ -346,9 +358,8 @@ void tst_LargeSnapshot::updateTime()
     // The live updates were applied, in place.
     const QJsonObject last = QJsonDocument::fromJson(lines[Rounds]).object();
     const int row = window.queueModel().rowOf(selected);
-    const int index = pageRows ? 123 : 1234;
     QCOMPARE(window.queueModel().index(row, QueueTableModel::Ready).data().toString(),
-             QString::number(last["queues"].toArray()[index].toObject()["ready"].toInt()));
+             QString::number(last["queues"].toArray()[selectedIndex].toObject()["ready"].toInt()));
     QCOMPARE(window.queuesPage()->selectedSourceRow(), row);
     QCOMPARE(detail->bindings().rowCount(), 1);
     QCOMPARE(detail->consumers().rowCount(), 1);
