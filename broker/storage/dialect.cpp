@@ -29,6 +29,11 @@ const Dialect &postgresDialect()
                 "THEN SET synchronous_commit TO on; END IF; END $$"_s,
                 // libpq prints server notices ("already exists, skipping") on stderr otherwise.
                 u"SET client_min_messages TO warning"_s,
+                // Every statement the broker sends is short and run once per batch or page; a
+                // plan costed above jit_above_cost (a large backlog, enable_seqscan off) was
+                // compiled by LLVM at each execution: 71% of the backend's CPU in a backlog
+                // drain (bench/README.md, "Backlog memory").
+                u"SET jit TO off"_s,
             },
         .scriptIsTransaction = true,
         .isServer = true,
