@@ -32,7 +32,7 @@ const Dialect &postgresDialect()
                 // Every statement the broker sends is short and run once per batch or page; a
                 // plan costed above jit_above_cost (a large backlog, enable_seqscan off) was
                 // compiled by LLVM at each execution: 71% of the backend's CPU in a backlog
-                // drain (bench/README.md, "Backlog memory").
+                // drain (bench/README.md, "The drain's server CPU was JIT compilation").
                 u"SET jit TO off"_s,
             },
         .scriptIsTransaction = true,
