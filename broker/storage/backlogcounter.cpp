@@ -19,9 +19,6 @@ Status fixSnapshot(SqlSession &session)
     Status st =
         session.exec(postgres ? QStringLiteral("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
                               : QStringLiteral("BEGIN"));
-    // Compiling the one-off aggregate costs seconds of server CPU and saves nothing.
-    if (st && postgres)
-        st = session.exec(QStringLiteral("SET LOCAL jit = off"));
     if (st)
         st = session.exec(QStringLiteral("SELECT 1 FROM queue_entries LIMIT 1"));
     return st;

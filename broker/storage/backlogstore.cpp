@@ -62,18 +62,9 @@ Result<QList<QueueBacklog>> countQueueEntries(SqlSession &session)
 
 Result<QList<QueueBacklog>> loadQueueBacklogs(SqlSession &session)
 {
-    using R = Result<QList<QueueBacklog>>;
-    // On PostgreSQL without JIT: compiling this one-off aggregate costs seconds of server CPU.
-    const bool postgres = session.dialect().isPostgres();
-    if (postgres) {
-        if (Status st = session.exec(QStringLiteral("BEGIN")); !st)
-            return R::failure(st.error());
-        (void)session.exec(QStringLiteral("SET LOCAL jit = off"));
-    }
-    R counted = countQueueEntries(session);
-    if (postgres)
-        (void)session.exec(QStringLiteral("COMMIT"));
-    return counted;
+    // Without JIT on PostgreSQL (the session has it off, dialect.cpp): compiling this one-off
+    // aggregate would cost seconds of server CPU.
+    return countQueueEntries(session);
 }
 
 Result<QueuePage> loadQueuePage(SqlSession &session, const QString &queue, qint64 afterEntryId,

@@ -119,11 +119,9 @@ Status loadEntriesLibpq(SqlSession &session, const pq::Api &api, pq::Connection 
     constexpr qint64 PostgresEpochMs = 946684800000;
     if (Status st = session.exec(QStringLiteral("BEGIN")); !st)
         return st;
-    // Compiling this one-off scan costs seconds of server CPU and saves nothing.
-    Status st = session.exec(QStringLiteral("SET LOCAL jit = off"));
-    if (st)
-        st = session.exec(QStringLiteral("DECLARE ciphermq_recovery NO SCROLL CURSOR FOR ") +
-                          entriesQuery());
+    // No JIT for this one-off scan: the session has it off (dialect.cpp).
+    Status st = session.exec(QStringLiteral("DECLARE ciphermq_recovery NO SCROLL CURSOR FOR ") +
+                             entriesQuery());
     const QByteArray fetch =
         "FETCH FORWARD " + QByteArray::number(FetchRows) + " FROM ciphermq_recovery";
     int rows = FetchRows;
