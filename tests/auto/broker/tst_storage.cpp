@@ -3,6 +3,7 @@
 // deletes, the key directory and the retention purge are tst_storagequeues. Every test runs on
 // SQLite and on a fresh PostgreSQL database of its own.
 
+#include "storage/connection.h"
 #include "storagetestbackend.h"
 
 using namespace cmq::storagetest;
@@ -18,6 +19,8 @@ private Q_SLOTS:
     void refusesNewerSchema();
     void connectFailure_data() { addDrivers(); }
     void connectFailure();
+    void sessionSettings_data() { addDrivers(); }
+    void sessionSettings();
     void publishAndRecover_data() { addDrivers(true); }
     void publishAndRecover();
     void duplicates_data() { addDrivers(true); }
@@ -130,6 +133,47 @@ void tst_Storage::connectFailure()
     Storage other(unknown, aesKey());
     QCOMPARE(other.openAndRecover().error(),
              QStringLiteral("unknown database.driver 'mysql' (expected postgresql or sqlite)"));
+}
+
+// Every connection the broker opens overrides defaults that would break a promise or the speed:
+// a database default of synchronous_commit=off would ACK before the commit is durable, and JIT
+// compiled each drain page's plan at every execution (bench/README.md, "The drain's server CPU
+// was JIT compilation"). The defaults are set on the database, where an operator might.
+void tst_Storage::sessionSettings()
+{
+    BACKEND(backend);
+    const Config::Database settings = backend.settings();
+    QStringList shows;
+    QStringList expected;
+    if (backend.isPostgres()) {
+        for (const char *setting : {"jit TO on", "synchronous_commit TO off"}) {
+            QVERIFY(backend.exec(
+                QStringLiteral("ALTER DATABASE \"%1\" SET %2").arg(settings.dbname, setting)));
+        }
+        shows = {QStringLiteral("SHOW jit"), QStringLiteral("SHOW synchronous_commit"),
+                 QStringLiteral("SHOW client_min_messages")};
+        expected = {QStringLiteral("off"), QStringLiteral("on"), QStringLiteral("warning")};
+    } else {
+        // synchronous=FULL is 2.
+        shows = {QStringLiteral("PRAGMA journal_mode"), QStringLiteral("PRAGMA synchronous"),
+                 QStringLiteral("PRAGMA foreign_keys")};
+        expected = {QStringLiteral("wal"), QStringLiteral("2"), QStringLiteral("1")};
+    }
+    const QString name = QStringLiteral("session-settings");
+    const Dialect &dialect = backend.isPostgres() ? postgresDialect() : sqliteDialect();
+    Result<SqlSession> opened =
+        openSession(settings, dialect, name, QStringLiteral("tst_storage"));
+    QVERIFY2(opened, qPrintable(opened.error()));
+    QStringList actual;
+    {
+        QSqlQuery query(opened->database());
+        for (const QString &show : shows) {
+            QVERIFY2(query.exec(show) && query.next(), qPrintable(query.lastError().text()));
+            actual << query.value(0).toString();
+        }
+    }
+    closeSession(opened.value(), name);
+    QCOMPARE(actual, expected);
 }
 
 void tst_Storage::publishAndRecover()
