@@ -16,10 +16,25 @@ trap cleanup EXIT
 bash "$root/tests/certs/gen.sh" "$work/certs" >/dev/null
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 
+# A freshly made cluster creates each 16 MB WAL segment the first time it needs one, zero-filled
+# and fsynced while the committing transaction waits: 20-80 ms commits every few seconds
+# (bench/README.md, "Commit stalls were the fresh cluster's WAL segments"). A server in service
+# recycles old segments instead, and keeps min_wal_size of them (docs/OPERATIONS.md recommends
+# 1GB). So the benchmark server keeps 1 GB too and writes 1 GB of WAL, then checkpoints, before
+# any run: the runs meet recycled segments, as on a server in service. BENCH_PG_WARM_ROWS=0
+# skips it (to see the fresh cluster).
 start_pg() {
-    bash "$root/tests/support/postgres.sh" start "$work/pg" >/dev/null
+    PG_EXTRA="-c min_wal_size=1GB ${PG_EXTRA:-}" \
+        bash "$root/tests/support/postgres.sh" start "$work/pg" >/dev/null
     pg_port=$(sed -E 's/.*port=([0-9]+).*/\1/' <"$work/pg/connection")
-    psql "host=127.0.0.1 port=$pg_port user=postgres dbname=postgres" -qc "CREATE DATABASE $dbname" >/dev/null
+    local conn="host=127.0.0.1 port=$pg_port user=postgres dbname=postgres"
+    local rows=${BENCH_PG_WARM_ROWS:-1000000} # 1,000,000 rows of 1 KB: about 1 GB of WAL
+    if [ "$rows" -gt 0 ]; then
+        psql "$conn" -qc "CREATE TABLE wal_warm_up AS
+                              SELECT repeat(md5(i::text), 32) AS filler FROM generate_series(1, $rows) i" \
+            -c "DROP TABLE wal_warm_up" -c "CHECKPOINT" >/dev/null
+    fi
+    psql "$conn" -qc "CREATE DATABASE $dbname" >/dev/null
 }
 
 # write_config DRIVER LOG_LEVEL [EXTRA_TOML]: rate limiting and the per-address handshake cap off,
