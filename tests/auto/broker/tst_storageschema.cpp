@@ -8,6 +8,7 @@
 #include <QFile>
 #include <QSqlError>
 #include <QSqlQuery>
+#include <QScopeGuard>
 #include <QSqlRecord>
 #include <QTest>
 
@@ -79,6 +80,7 @@ private Q_SLOTS:
     void freshSchemaIsTheShippedOne();
     void upgradeKeepsQueueEntries_data();
     void upgradeKeepsQueueEntries();
+    void fenceHoldsForTheWholeTransaction();
 };
 
 void tst_StorageSchema::freshSchemaIsTheShippedOne_data()
@@ -157,6 +159,80 @@ void tst_StorageSchema::upgradeKeepsQueueEntries()
     }
     QCOMPARE(entries, QStringList({u"1 a m1 ready"_s, u"2 b m1 delivered"_s, u"4 a m3 ready"_s,
                                    u"5 b m4 ready"_s}));
+}
+
+// The fencing trigger (docs/STORAGE.md, "Leadership and fencing") checks the declared epoch once
+// per transaction (migration 15): the row lock of that first check must keep a takeover waiting
+// until the transaction ends, later statements of the transaction must pass without a check of
+// their own, and a savepoint rolled back must give up the lock and the "checked" mark together.
+void tst_StorageSchema::fenceHoldsForTheWholeTransaction()
+{
+    test::SessionDatabase database(u"postgresql"_s);
+    QVERIFY2(database.error().isEmpty(), qPrintable(database.error()));
+    const Status migrated = storage::migrate(database.session());
+    QVERIFY2(migrated, qPrintable(migrated.error()));
+
+    QSqlDatabase node = database.session().database(); // the active broker's connection
+    const QString takeoverName = u"fence-takeover"_s;
+    QSqlDatabase takeover = QSqlDatabase::cloneDatabase(node, takeoverName);
+    QVERIFY2(takeover.open(), qPrintable(takeover.lastError().text()));
+    auto cleanup = qScopeGuard([&] {
+        takeover.close();
+        takeover = QSqlDatabase();
+        QSqlDatabase::removeDatabase(takeoverName);
+    });
+    QSqlQuery onNode(node);
+    QSqlQuery onTakeover(takeover);
+    auto run = [](QSqlQuery &query, const QString &sql) {
+        const bool ok = query.exec(sql);
+        if (ok)
+            return u"ok"_s;
+        // The server's message, without its "ERROR:  " prefix and any context lines.
+        QString text = query.lastError().databaseText().section(u'\n', 0, 0);
+        if (text.startsWith(u"ERROR:"))
+            text = text.mid(6).trimmed();
+        return text;
+    };
+    auto write = [&](const QString &exchange) {
+        return run(onNode, u"INSERT INTO exchanges (name, type, creator, created_at) "
+                           "VALUES ('%1', 'direct', 'test', now())"_s.arg(exchange));
+    };
+    auto bumpEpoch = [&](int epoch) {
+        return run(onTakeover, u"UPDATE cluster_leader SET epoch = %1 WHERE id = 1"_s.arg(epoch));
+    };
+    const QString fenced = u"fenced: leadership epoch 7 is no longer current, another node is "
+                           "active"_s;
+    const QString waiting = u"canceling statement due to lock timeout"_s;
+
+    QCOMPARE(run(onTakeover, u"SET lock_timeout = '200ms'"_s), u"ok"_s);
+    QCOMPARE(bumpEpoch(7), u"ok"_s);
+    QCOMPARE(run(onNode, u"SELECT set_config('ciphermq.epoch', '7', false)"_s), u"ok"_s);
+
+    // The first write takes the lock; a takeover waits; the second write needs no check.
+    QCOMPARE(run(onNode, u"BEGIN"_s), u"ok"_s);
+    QCOMPARE(write(u"first"_s), u"ok"_s);
+    QCOMPARE(bumpEpoch(8), waiting);
+    QCOMPARE(write(u"second"_s), u"ok"_s);
+    QCOMPARE(run(onNode, u"COMMIT"_s), u"ok"_s);
+    // Committed: now the takeover goes through and the next transaction is fenced.
+    QCOMPARE(bumpEpoch(8), u"ok"_s);
+    QCOMPARE(write(u"third"_s), fenced);
+
+    // A savepoint rolled back gives up the lock, and the check is made again afterwards.
+    QCOMPARE(bumpEpoch(7), u"ok"_s);
+    QCOMPARE(run(onNode, u"BEGIN"_s), u"ok"_s);
+    QCOMPARE(run(onNode, u"SAVEPOINT attempt"_s), u"ok"_s);
+    QCOMPARE(write(u"rolled-back"_s), u"ok"_s);
+    QCOMPARE(run(onNode, u"ROLLBACK TO SAVEPOINT attempt"_s), u"ok"_s);
+    QCOMPARE(bumpEpoch(8), u"ok"_s);
+    QCOMPARE(write(u"after-rollback"_s), fenced);
+    QCOMPARE(run(onNode, u"ROLLBACK"_s), u"ok"_s);
+
+    QCOMPARE(run(onNode, u"SELECT name FROM exchanges ORDER BY name"_s), u"ok"_s);
+    QStringList names;
+    while (onNode.next())
+        names << onNode.value(0).toString();
+    QCOMPARE(names, (QStringList{u"first"_s, u"second"_s}));
 }
 
 QTEST_GUILESS_MAIN(tst_StorageSchema)
