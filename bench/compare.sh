@@ -138,12 +138,14 @@ echo "servers up after $(($(date +%s) - started)) s: RabbitMQ $(dpkg-query -W -f
     "on 127.0.0.1:$rmq_port, CipherMQ on ${broker_port[postgresql]} (PostgreSQL) and ${broker_port[sqlite]} (SQLite)"
 
 # --- Runs -------------------------------------------------------------------------------------------
-# CPU clock ticks of a process and all its descendants (live ones).
+# CPU clock ticks of a process and all its descendants: each live one's own (utime, stime) and
+# what its exited children had (cutime, cstime), so a PostgreSQL backend or autovacuum worker
+# that ends during a run still counts (without them a run could come out negative).
 tree_ticks() {
     local total=0 pid child
     for pid in "$@"; do
         [ -r "/proc/$pid/stat" ] || continue
-        total=$((total + $(sed -E 's/^.*\) //' "/proc/$pid/stat" | cut -d' ' -f12,13 | tr ' ' '+')))
+        total=$((total + $(sed -E 's/^.*\) //' "/proc/$pid/stat" | cut -d' ' -f12-15 | tr ' ' '+')))
         for child in $(pgrep -P "$pid" 2>/dev/null); do total=$((total + $(tree_ticks "$child"))); done
     done
     echo "$total"
