@@ -156,8 +156,10 @@ void tst_Storage::sessionSettings()
     } else {
         // synchronous=FULL is 2.
         shows = {QStringLiteral("PRAGMA journal_mode"), QStringLiteral("PRAGMA synchronous"),
-                 QStringLiteral("PRAGMA foreign_keys")};
-        expected = {QStringLiteral("wal"), QStringLiteral("2"), QStringLiteral("1")};
+                 QStringLiteral("PRAGMA foreign_keys"),
+                 QStringLiteral("PRAGMA wal_autocheckpoint")};
+        expected = {QStringLiteral("wal"), QStringLiteral("2"), QStringLiteral("1"),
+                    QStringLiteral("10000")};
     }
     const QString name = QStringLiteral("session-settings");
     const Dialect &dialect = backend.isPostgres() ? postgresDialect() : sqliteDialect();
