@@ -60,13 +60,6 @@ Result<QList<QueueBacklog>> countQueueEntries(SqlSession &session)
     return backlogs;
 }
 
-Result<QList<QueueBacklog>> loadQueueBacklogs(SqlSession &session)
-{
-    // Without JIT on PostgreSQL (the session has it off, dialect.cpp): compiling this one-off
-    // aggregate would cost seconds of server CPU.
-    return countQueueEntries(session);
-}
-
 Result<QueuePage> loadQueuePage(SqlSession &session, const QString &queue, qint64 afterEntryId,
                                 const QByteArray &fromMessageId, int limit)
 {

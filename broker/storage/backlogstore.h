@@ -23,10 +23,9 @@ inline constexpr char EntryHasEnvelope[] =
     "(e.envelope IS NOT NULL OR EXISTS (SELECT 1 FROM message_bodies b "
     "WHERE b.message_id = e.message_id))";
 
-// Messages per queue that holds any (bytes left 0: see loadQueueHeads in recovery.cpp), in a
-// transaction of its own.
-Result<QList<QueueBacklog>> loadQueueBacklogs(SqlSession &session);
-// The same in the caller's transaction (the background count's snapshot, backlogcounter.h).
+// Messages per queue that holds any (bytes left 0: see loadQueueHeads in recovery.cpp), as one
+// statement: in the caller's transaction if it has one (the background count's snapshot,
+// backlogcounter.h). No JIT compiles it on PostgreSQL: the session has JIT off (dialect.cpp).
 Result<QList<QueueBacklog>> countQueueEntries(SqlSession &session);
 
 // The SQL condition on `queue_entries e` that selects a queue's backlog: after entry

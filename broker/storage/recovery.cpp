@@ -169,7 +169,7 @@ Status loadQueueHeads(SqlSession &session, int window, bool countNow, RecoveredS
     QElapsedTimer timer;
     timer.start();
     if (countNow) {
-        Result<QList<QueueBacklog>> backlogs = loadQueueBacklogs(session);
+        Result<QList<QueueBacklog>> backlogs = countQueueEntries(session);
         if (!backlogs)
             return failure(backlogs.error());
         state.backlogs = std::move(backlogs.value());

@@ -162,8 +162,8 @@ void tst_Storage::sessionSettings()
                     QStringLiteral("10000")};
     }
     const QString name = QStringLiteral("session-settings");
-    const Dialect &dialect = backend.isPostgres() ? postgresDialect() : sqliteDialect();
-    Result<SqlSession> opened = openSession(settings, dialect, name, QStringLiteral("tst_storage"));
+    Result<SqlSession> opened =
+        openSession(settings, *dialectNamed(settings.driver), name, QStringLiteral("tst_storage"));
     QVERIFY2(opened, qPrintable(opened.error()));
     QStringList actual;
     {
