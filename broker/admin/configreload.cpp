@@ -37,7 +37,8 @@ QStringList restartRequired(const Config &r, const Config &n)
     check(r.database.driver != n.database.driver || r.database.path != n.database.path ||
               r.database.hosts != n.database.hosts || r.database.ports != n.database.ports ||
               r.database.user != n.database.user || r.database.password != n.database.password ||
-              r.database.dbname != n.database.dbname,
+              r.database.dbname != n.database.dbname ||
+              r.database.separateUpdateConnection != n.database.separateUpdateConnection,
           "database");
     check(r.encryption.aesKey != n.encryption.aesKey, "encryption.aes_key");
     check(r.performance.maxQueueSize != n.performance.maxQueueSize ||

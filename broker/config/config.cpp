@@ -121,6 +121,7 @@ void readDatabase(TomlReader &r, Config::Database &d)
     r.readString("dbname", d.dbname);
     r.readInt("connect_attempts", d.connectAttempts, 1, kIntMax);
     r.readInt("connect_retry_delay_ms", d.connectRetryDelayMs, 0, kIntMax);
+    r.readBool("separate_update_connection", d.separateUpdateConnection);
     if (d.driver == QLatin1String("sqlite")) {
         if (d.path.isEmpty())
             r.fail(r.qualified("path"), QStringLiteral("must not be empty when driver is "

@@ -61,6 +61,9 @@ struct Config
         QString dbname = "ciphermq";
         int connectAttempts = 5;      // connect_attempts
         int connectRetryDelayMs = 5000; // connect_retry_delay_ms
+        // PostgreSQL: delivery updates (deliveries, acks, evictions) written on a connection of
+        // their own, beside the publishes rather than between them (docs/STORAGE.md).
+        bool separateUpdateConnection = true; // separate_update_connection
     } database;
 
     struct Encryption {

@@ -27,7 +27,7 @@ QString newConnectionName()
 } // namespace
 
 Storage::Storage(const Config::Database &settings, const QByteArray &aesKey, QObject *parent)
-    : QObject(parent), m_thread(new QThread(this)),
+    : QObject(parent), m_settings(settings), m_thread(new QThread(this)),
       m_worker(new StorageWorker(settings, aesKey, newConnectionName())),
       m_updateTimer(new QTimer(this)), m_heldTimer(new QTimer(this)),
       m_pending(std::make_unique<Pending>())
@@ -77,6 +77,19 @@ Storage::~Storage()
         Qt::BlockingQueuedConnection);
     m_thread->quit();
     m_thread->wait();
+    // After the worker: the updates it handed over before closing are written, then this one
+    // closes too.
+    if (m_updater) {
+        QMetaObject::invokeMethod(
+            m_updater,
+            [updater = m_updater] {
+                updater->shutdown();
+                OPENSSL_thread_stop();
+            },
+            Qt::BlockingQueuedConnection);
+        m_updaterThread->quit();
+        m_updaterThread->wait();
+    }
     // Results the worker posted before stopping are dropped with this object's posted events,
     // so no callback runs after this point.
 }
@@ -93,7 +106,42 @@ Result<RecoveredState> Storage::openAndRecover(qint64 fencingEpoch)
         return Result<RecoveredState>::failure(QStringLiteral("storage worker did not run"));
     m_opened = result->ok();
     m_available = m_opened;
+    if (m_opened && m_settings.driver == QLatin1StringView("postgresql") &&
+        m_settings.separateUpdateConnection)
+        openUpdateConnection(fencingEpoch);
     return std::move(*result);
+}
+
+// Without it the updates are written on the worker's connection, between the publishes: a
+// warning, not a failure.
+void Storage::openUpdateConnection(qint64 fencingEpoch)
+{
+    auto *thread = new QThread(this);
+    auto *updater =
+        new StorageWorker(m_settings, {}, newConnectionName() + QStringLiteral("-updates"));
+    updater->moveToThread(thread);
+    connect(thread, &QThread::finished, updater, &QObject::deleteLater);
+    thread->setObjectName(QStringLiteral("ciphermq-updates"));
+    thread->start();
+    Status opened = failure(QStringLiteral("storage worker did not run"));
+    QMetaObject::invokeMethod(
+        updater, [&] { opened = updater->openForUpdates(fencingEpoch); },
+        Qt::BlockingQueuedConnection);
+    if (!opened) {
+        qCWarning(lcStorage).noquote()
+            << "delivery updates share the publishing connection; their own could not be "
+               "opened:"
+            << opened.error();
+        thread->quit();
+        thread->wait();
+        delete thread;
+        return;
+    }
+    m_updaterThread = thread;
+    m_updater = updater;
+    QMetaObject::invokeMethod(
+        m_worker, [worker = m_worker, updater] { worker->setUpdateWriter(updater); },
+        Qt::BlockingQueuedConnection);
 }
 
 bool Storage::isAvailable() const

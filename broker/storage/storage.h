@@ -287,10 +287,15 @@ private:
     void queueUpdate(int kind, const QString &queue, const QByteArray &messageId);
     void flushUpdates(bool includeHeld);
     void setAvailable(bool available);
+    void openUpdateConnection(qint64 fencingEpoch);
     template <typename T> std::function<void(T)> onOwnThread(std::function<void(T)> done);
 
+    const Config::Database m_settings;
     QThread *m_thread;
     StorageWorker *m_worker;
+    // PostgreSQL's delivery-update connection, on a thread of its own; null without one.
+    QThread *m_updaterThread = nullptr;
+    StorageWorker *m_updater = nullptr;
     QTimer *m_updateTimer;
     QTimer *m_heldTimer;
     std::unique_ptr<Pending> m_pending;

@@ -139,6 +139,19 @@ Result<RecoveredState> StorageWorker::openAndRecover(qint64 fencingEpoch)
     return state;
 }
 
+Status StorageWorker::openForUpdates(qint64 fencingEpoch)
+{
+    m_fencingEpoch = fencingEpoch;
+    if (!m_dialect || !m_dialect->isPostgres())
+        return failure(QStringLiteral("a delivery-update connection needs PostgreSQL"));
+    QString error;
+    if (!openConnection(&error))
+        return failure(error);
+    m_opened = true;
+    m_available = true;
+    return success();
+}
+
 bool StorageWorker::openConnection(QString *error)
 {
     // Named apart from the leader election's connection, which a takeover must not end.
@@ -376,7 +389,7 @@ void StorageWorker::run(const std::function<Status(SqlSession &)> &job, Reply<St
 {
     // Updates handed over before this job are written before it, as when each hand-over was
     // written at once: a move of an entry after its delivered mark, a listing after an ack.
-    flushPendingUpdates();
+    writeUpdatesHandedOver();
     const Status st = runJob(job);
     if (reply)
         reply(st);
@@ -386,7 +399,7 @@ void StorageWorker::loadQueuePage(const QString &queue, qint64 afterEntryId,
                                   const QByteArray &fromMessageId, int limit,
                                   Reply<Result<QueuePage>> reply)
 {
-    flushPendingUpdates(); // acknowledged or evicted entries handed over before are gone then
+    writeUpdatesHandedOver(); // acknowledged or evicted entries handed over before are gone then
     reply(runJob([&](SqlSession &s) {
         return cmq::storage::loadQueuePage(s, queue, afterEntryId, fromMessageId, limit);
     }));
@@ -395,7 +408,7 @@ void StorageWorker::loadQueuePage(const QString &queue, qint64 afterEntryId,
 void StorageWorker::senderOfQueued(const QByteArray &messageId,
                                    Reply<Result<std::optional<QString>>> reply)
 {
-    flushPendingUpdates(); // an entry acknowledged a moment ago is not found waiting
+    writeUpdatesHandedOver(); // an entry acknowledged a moment ago is not found waiting
     reply(runJob([&](SqlSession &s) { return cmq::storage::senderOfQueued(s, messageId); }));
 }
 
@@ -416,6 +429,14 @@ void StorageWorker::loadPublicKey(const QString &clientId,
 
 void StorageWorker::applyUpdates(const QList<DeliveryUpdate> &updates)
 {
+    if (m_updater) {
+        // Everything handed to this thread before has been done (one FIFO), so the publishes
+        // these updates refer to are committed when the other connection writes them.
+        QMetaObject::invokeMethod(
+            m_updater, [updater = m_updater, updates] { updater->applyUpdates(updates); },
+            Qt::QueuedConnection);
+        return;
+    }
     m_pendingUpdates += updates;
     if (m_pendingUpdates.size() < MaxUpdatesPerTransaction) {
         if (!m_updateTimer->isActive())
@@ -434,6 +455,19 @@ void StorageWorker::applyUpdates(const QList<DeliveryUpdate> &updates)
             flushPendingUpdates();
         },
         Qt::QueuedConnection);
+}
+
+// Before a job that must see the updates handed over before it (a page read must not find an
+// entry acknowledged a moment ago). With an update connection this waits for it to have
+// written all it was given; while it is unreachable it keeps them, and the job goes on, as
+// with one connection.
+void StorageWorker::writeUpdatesHandedOver()
+{
+    if (!m_updater)
+        return flushPendingUpdates();
+    QMetaObject::invokeMethod(
+        m_updater, [updater = m_updater] { updater->flushPendingUpdates(); },
+        Qt::BlockingQueuedConnection);
 }
 
 void StorageWorker::flushPendingUpdates()
@@ -458,7 +492,7 @@ void StorageWorker::flushPendingUpdates()
 
 void StorageWorker::purgeExpired(Reply<Result<qint64>> reply)
 {
-    flushPendingUpdates(); // so that acknowledgements handed over before count
+    writeUpdatesHandedOver(); // so that acknowledgements handed over before count
     if (Status st = runJob([](SqlSession &s) { return purgeFinishedDeadLetters(s); }); !st)
         qCWarning(lcStorage).noquote() << "dead-letter record cleanup failed:" << st.error();
     const QDateTime cutoff = QDateTime::currentDateTimeUtc().addDays(-m_retentionDays);

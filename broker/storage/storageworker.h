@@ -49,6 +49,15 @@ public:
     // the current leadership epoch (migration 3, docs/STORAGE.md).
     Result<RecoveredState> openAndRecover(qint64 fencingEpoch);
 
+    // PostgreSQL's delivery-update connection (docs/STORAGE.md, "Delivery updates on a
+    // connection of their own"): opens the connection and declares the epoch, nothing else;
+    // such a worker only writes the updates handed to it.
+    Status openForUpdates(qint64 fencingEpoch);
+    // From here on, updates handed to this worker go to `updater` (on its own thread) once the
+    // jobs before them here are done, and a job that must see them waits until it has written
+    // them. Null: written here, between the other jobs.
+    void setUpdateWriter(StorageWorker *updater) { m_updater = updater; }
+
     void publish(const QList<MessageRecord> &records, Reply<BatchReport> reply);
     void run(const std::function<Status(SqlSession &)> &job, Reply<Status> reply);
     void savePublicKey(const QString &clientId, const QByteArray &publicKey, Reply<Status> reply);
@@ -88,6 +97,7 @@ private:
     bool settleInDoubt();
     void terminateLostBackend();
     void flushPendingUpdates();
+    void writeUpdatesHandedOver();
     void purgeStep(const QDateTime &cutoff, qint64 removedSoFar, Reply<Result<qint64>> reply);
     static qint64 newCommitToken();
 
@@ -114,6 +124,7 @@ private:
     std::optional<BackendIdentity> m_lostBackend;
     std::optional<InDoubtBatch> m_inDoubt;
     QList<DeliveryUpdate> m_pendingUpdates;
+    StorageWorker *m_updater = nullptr;        // see setUpdateWriter()
     std::unique_ptr<BacklogCounter> m_counter; // from openAndRecover() until its count is done
     QTimer *m_reconnectTimer;
     QTimer *m_purgeTimer;

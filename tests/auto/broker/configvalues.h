@@ -56,6 +56,8 @@ inline QString valueOf(const cmq::Config &c, const QString &key)
         {"database.dbname", c.database.dbname},
         {"database.connect_attempts", n(c.database.connectAttempts)},
         {"database.connect_retry_delay_ms", n(c.database.connectRetryDelayMs)},
+        {"database.separate_update_connection",
+         c.database.separateUpdateConnection ? QStringLiteral("true") : QStringLiteral("false")},
         {"encryption.algorithm", c.encryption.algorithm},
         {"encryption.aes_key", QString::fromLatin1(c.encryption.aesKey.toBase64())},
         {"performance.max_queue_size", n(c.performance.maxQueueSize)},

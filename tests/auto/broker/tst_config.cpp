@@ -53,6 +53,7 @@ password = "s3cret"
 dbname = "queue"
 connect_attempts = 9
 connect_retry_delay_ms = 250
+separate_update_connection = false
 
 [encryption]
 algorithm = "x25519_chacha20_poly1305"
@@ -134,6 +135,7 @@ const Expected kFullExpected[] = {
     {"database.dbname", "queue"},
     {"database.connect_attempts", "9"},
     {"database.connect_retry_delay_ms", "250"},
+    {"database.separate_update_connection", "false"},
     {"encryption.algorithm", "x25519_chacha20_poly1305"},
     {"encryption.aes_key", "a2tra2tra2tra2tra2tra2tra2tra2tra2tra2tra2s="},
     {"performance.max_queue_size", "42"},

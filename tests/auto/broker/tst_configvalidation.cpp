@@ -123,6 +123,8 @@ void tst_ConfigValidation::invalid_data()
         "database.connect_attempts: must be at least 1 (got 0)");
     set("retry delay negative", "database", "connect_retry_delay_ms", "-1",
         "database.connect_retry_delay_ms: must be at least 0 (got -1)");
+    set("update connection not bool", "database", "separate_update_connection", "1",
+        "database.separate_update_connection: must be true or false (got integer)");
     set("max_queue_size 0", "performance", "max_queue_size", "0",
         "performance.max_queue_size: must be at least 1 (got 0)");
     set("max_queue_bytes negative", "performance", "max_queue_bytes", "-1",

@@ -1,7 +1,7 @@
 // Storage against both drivers, after the publish: delivery updates (held, batched, flushed) and
-// what they mean after a restart, queue deletes and purges ordered behind publishes, the
-// encrypted key directory and the retention purge. Every test runs on SQLite and on a fresh
-// PostgreSQL database of its own.
+// what they mean after a restart, PostgreSQL's connection of their own, queue deletes and purges
+// ordered behind publishes, the encrypted key directory and the retention purge. Every test runs on
+// SQLite and on a fresh PostgreSQL database of its own.
 
 #include "storagetestbackend.h"
 
@@ -16,6 +16,10 @@ private Q_SLOTS:
     void deliveryUpdates();
     void deliveryUpdatesFlushTriggers_data() { addDrivers(); }
     void deliveryUpdatesFlushTriggers();
+    void updateConnection_data();
+    void updateConnection();
+    void pageReadAfterAck_data();
+    void pageReadAfterAck();
     void deleteAndPurgeQueue_data() { addDrivers(); }
     void deleteAndPurgeQueue();
     void deleteQueueAfterPendingPublish_data() { addDrivers(); }
@@ -120,6 +124,84 @@ void tst_StorageQueues::deliveryUpdatesFlushTriggers()
     QTRY_COMPARE_WITH_TIMEOUT(backend.count(QStringLiteral("SELECT COUNT(*) FROM queue_entries")),
                               60 - 51, Timeout);
     QCOMPARE(storage->stats().updateItems, quint64(51));
+}
+
+void tst_StorageQueues::updateConnection_data()
+{
+    QTest::addColumn<QString>("driver");
+    QTest::addColumn<bool>("separate");
+    QTest::addColumn<int>("connections");
+    QTest::newRow("postgresql, its own") << QStringLiteral("postgresql") << true << 2;
+    QTest::newRow("postgresql, shared") << QStringLiteral("postgresql") << false << 1;
+}
+
+namespace {
+
+std::unique_ptr<Storage> openWithUpdateConnection(Backend &backend, bool separate)
+{
+    Config::Database settings = backend.settings();
+    settings.separateUpdateConnection = separate;
+    auto storage = std::make_unique<Storage>(settings, aesKey());
+    if (const Result<RecoveredState> recovered = storage->openAndRecover(); !recovered) {
+        qWarning("openAndRecover failed: %s", qPrintable(recovered.error()));
+        return nullptr;
+    }
+    return storage;
+}
+
+} // namespace
+
+// database.separate_update_connection: the broker's connections to its database.
+void tst_StorageQueues::updateConnection()
+{
+    BACKEND(backend);
+    QFETCH(bool, separate);
+    QFETCH(int, connections);
+    const auto storage = openWithUpdateConnection(backend, separate);
+    QVERIFY(storage);
+    const QString count =
+        QStringLiteral("SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() "
+                       "AND application_name = 'ciphermq-broker'");
+    QTRY_COMPARE_WITH_TIMEOUT(backend.count(count), connections, Timeout);
+}
+
+void tst_StorageQueues::pageReadAfterAck_data()
+{
+    QTest::addColumn<QString>("driver");
+    QTest::addColumn<bool>("separate");
+    QTest::newRow("sqlite") << QStringLiteral("sqlite") << false;
+    QTest::newRow("postgresql, update connection") << QStringLiteral("postgresql") << true;
+    QTest::newRow("postgresql, one connection") << QStringLiteral("postgresql") << false;
+}
+
+// A backlog page read after acks were handed over does not find those entries: with the updates
+// on a connection of their own, the read waits until that connection has written them (they
+// would otherwise still sit in its buffer for UpdateWriteIntervalMs).
+void tst_StorageQueues::pageReadAfterAck()
+{
+    BACKEND(backend);
+    QFETCH(bool, separate);
+    const auto opened = openWithUpdateConnection(backend, separate);
+    QVERIFY(opened);
+    Storage &storage = *opened;
+    QList<MessageRecord> records;
+    for (int i = 0; i < 10; ++i)
+        records << message(QStringLiteral("p%1").arg(i), {"q"});
+    QCOMPARE(outcomes(publishAndWait(storage, records)),
+             QList<PublishOutcome>(10, PublishOutcome::Stored));
+    for (int round = 0; round < 5; ++round) {
+        storage.markDelivered("q", QByteArray("p") + QByteArray::number(round));
+        storage.markAcknowledged("q", QByteArray("p") + QByteArray::number(round));
+        storage.flushDeliveryUpdates(); // handed over now, not after the facade's hold
+        const auto page = waitForValue<Result<QueuePage>>(
+            [&](auto done) { storage.loadQueuePage("q", 0, {}, 100, done); });
+        QVERIFY(page && page->ok());
+        QStringList ids;
+        for (const QueueEntry &entry : page->value().entries)
+            ids << QString::fromUtf8(entry.messageId);
+        QCOMPARE(ids.size(), 9 - round);
+        QCOMPARE(ids.first(), QStringLiteral("p%1").arg(round + 1));
+    }
 }
 
 void tst_StorageQueues::deleteAndPurgeQueue()
