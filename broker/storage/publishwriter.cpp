@@ -249,7 +249,7 @@ Result<QSet<QString>> SqliteWriter::write(SqlSession &s, const QList<MessageReco
         metadata.bindValue(1, record.sender);
         metadata.bindValue(2, record.exchange);
         metadata.bindValue(3, record.routingKey);
-        metadata.bindValue(4, record.sentTime.toUTC().toString(Qt::ISODateWithMs));
+        metadata.bindValue(4, SqlSession::isoTime(record.sentTime));
         metadata.bindValue(5, commitToken);
         if (!metadata.exec())
             return failed(metadata);

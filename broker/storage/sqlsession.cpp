@@ -56,7 +56,51 @@ QString SqlSession::bytes(const QByteArray &value) const
 
 QString SqlSession::time(const QDateTime &value) const
 {
-    return u'\'' + value.toUTC().toString(Qt::ISODateWithMs) + u'\'' + m_dialect->timeSuffix;
+    return u'\'' + isoTime(value) + u'\'' + m_dialect->timeSuffix;
+}
+
+QString SqlSession::isoTime(const QDateTime &value)
+{
+    // QDateTime::toString formats through QString::asprintf and the calendar's locale-aware
+    // code: on SQLite, where every stored time is text, that was a twentieth of the storage
+    // thread at W=256. Years 1970 to 9999 are formatted here; anything else is left to Qt.
+    constexpr qint64 msPerDay = 86'400'000;
+    constexpr qint64 endOfYear9999 = 253'402'300'800'000;
+    const qint64 ms = value.isValid() ? value.toMSecsSinceEpoch() : -1;
+    if (ms < 0 || ms >= endOfYear9999)
+        return value.isValid() ? value.toUTC().toString(Qt::ISODateWithMs) : QString();
+    // The proleptic Gregorian date of a day count (H. Hinnant's civil_from_days).
+    const qint64 days = ms / msPerDay + 719'468;
+    const qint64 era = days / 146'097;
+    const qint64 dayOfEra = days - era * 146'097;
+    const qint64 yearOfEra =
+        (dayOfEra - dayOfEra / 1'460 + dayOfEra / 36'524 - dayOfEra / 146'096) / 365;
+    const qint64 dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100);
+    const qint64 monthIndex = (5 * dayOfYear + 2) / 153; // March = 0
+    const int day = int(dayOfYear - (153 * monthIndex + 2) / 5 + 1);
+    const int month = int(monthIndex < 10 ? monthIndex + 3 : monthIndex - 9);
+    const int year = int(yearOfEra + era * 400 + (month <= 2 ? 1 : 0));
+    const qint64 msOfDay = ms % msPerDay;
+    char text[24]; // yyyy-MM-ddTHH:mm:ss.zzzZ
+    auto put = [&](int at, qint64 number, int width) {
+        for (int i = width - 1; i >= 0; --i, number /= 10)
+            text[at + i] = char('0' + number % 10);
+    };
+    put(0, year, 4);
+    text[4] = '-';
+    put(5, month, 2);
+    text[7] = '-';
+    put(8, day, 2);
+    text[10] = 'T';
+    put(11, msOfDay / 3'600'000, 2);
+    text[13] = ':';
+    put(14, msOfDay / 60'000 % 60, 2);
+    text[16] = ':';
+    put(17, msOfDay / 1'000 % 60, 2);
+    text[19] = '.';
+    put(20, msOfDay % 1'000, 3);
+    text[23] = 'Z';
+    return QString::fromLatin1(text, sizeof text);
 }
 
 QDateTime SqlSession::toTime(const QVariant &value) const

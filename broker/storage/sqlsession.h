@@ -45,6 +45,9 @@ public:
     QString text(const QString &value) const;
     QString bytes(const QByteArray &value) const;
     QString time(const QDateTime &value) const; // UTC, millisecond precision
+    // The text of time(), unquoted: what SQLite's TEXT time columns hold, bound as a value.
+    // Equal to QDateTime's ISODateWithMs in UTC; an invalid time gives an empty string.
+    static QString isoTime(const QDateTime &value);
     static QString integer(qint64 value) { return QString::number(value); }
     QDateTime toTime(const QVariant &value) const;
 

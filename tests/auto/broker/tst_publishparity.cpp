@@ -5,6 +5,7 @@
 // commas (array syntax), non-ASCII text, every byte value in an envelope, a large envelope,
 // repeated target queues, repeats within a batch and ids already in the database.
 
+#include <QRandomGenerator>
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QTest>
@@ -12,6 +13,7 @@
 #include "sessiondatabase.h"
 #include "storage/migrations.h"
 #include "storage/publishstore.h"
+#include "storedrows.h"
 
 using namespace cmq;
 using namespace cmq::storage;
@@ -68,70 +70,6 @@ QList<QList<MessageRecord>> batches()
     return {first, second};
 }
 
-QString hex(const QVariant &value)
-{
-    return QString::fromLatin1(value.toByteArray().toHex());
-}
-
-// The stored rows, in a form both drivers share: times as milliseconds since the epoch,
-// envelopes as hex, the delivered flag as 0/1, queue entry ids as their rank. Metadata and
-// bodies are sorted here: the two databases collate text differently.
-QStringList storedRows(SqlSession &session)
-{
-    QStringList out;
-    auto each = [&](const QString &sql, const std::function<QString(const QSqlQuery &)> &row,
-                    bool sorted) {
-        QSqlQuery query(session.database());
-        if (!query.exec(sql)) {
-            out << QStringLiteral("ERROR: ") + query.lastError().text();
-            return;
-        }
-        QStringList section;
-        while (query.next())
-            section << row(query);
-        if (sorted)
-            section.sort();
-        out << section;
-    };
-    auto time = [&](const QVariant &value) {
-        const QDateTime t = session.toTime(value);
-        return t.isValid() ? QString::number(t.toMSecsSinceEpoch()) : QStringLiteral("NULL");
-    };
-    each(
-        QStringLiteral("SELECT message_id, client_id, exchange, routing_key, sent_time, "
-                       "delivered_time, acknowledged_time, evicted_time, status, commit_token "
-                       "FROM message_metadata"),
-        [&](const QSqlQuery &q) {
-            return QStringList{
-                QStringLiteral("metadata"), q.value(0).toString(), q.value(1).toString(),
-                q.value(2).toString(),      q.value(3).toString(), time(q.value(4)),
-                time(q.value(5)),           time(q.value(6)),      time(q.value(7)),
-                q.value(8).toString(),      q.value(9).toString()}
-                .join(u'|');
-        },
-        true);
-    each(
-        QStringLiteral("SELECT message_id, envelope FROM message_bodies"),
-        [&](const QSqlQuery &q) {
-            return QStringLiteral("body|") + q.value(0).toString() + u'|' + hex(q.value(1));
-        },
-        true);
-    int rank = 0;
-    each(
-        QStringLiteral("SELECT queue, message_id, delivered, envelope FROM queue_entries "
-                       "ORDER BY id"),
-        [&](const QSqlQuery &q) {
-            // A message held by one queue has its envelope here, not in message_bodies.
-            return QStringLiteral("entry|%1|%2|%3|%4|%5")
-                .arg(rank++)
-                .arg(q.value(0).toString(), q.value(1).toString())
-                .arg(q.value(2).toBool() ? 1 : 0)
-                .arg(q.value(3).isNull() ? QStringLiteral("NULL") : hex(q.value(3)));
-        },
-        false);
-    return out;
-}
-
 struct Written
 {
     QStringList inserted; // per batch, sorted ids, then the outcomes
@@ -167,7 +105,7 @@ Written writeAll(const QString &driver, QString *error)
             outcomes << QString::number(int(result.outcome)) + u':' + result.error;
         written.inserted << ids.join(u',') + u' ' + outcomes.join(u',');
     }
-    written.rows = storedRows(database.session());
+    written.rows = test::storedRows(database.session());
     return written;
 }
 
@@ -180,6 +118,7 @@ class tst_PublishParity : public QObject
 private Q_SLOTS:
     void sameRows_data();
     void sameRows();
+    void timeTextAsQtWritesIt();
 };
 
 void tst_PublishParity::sameRows_data()
@@ -213,6 +152,33 @@ void tst_PublishParity::sameRows()
     QCOMPARE(sharedEntries, 2 + 2 + 3);
     QCOMPARE(other.inserted, sqlite.inserted);
     QCOMPARE(other.rows, sqlite.rows);
+}
+
+// SQLite stores times as text, formatted by SqlSession::isoTime instead of QDateTime::toString
+// (cheaper); rows written before and after must compare and sort alike.
+void tst_PublishParity::timeTextAsQtWritesIt()
+{
+    auto qt = [](const QDateTime &t) {
+        return t.isValid() ? t.toUTC().toString(Qt::ISODateWithMs) : QString();
+    };
+    QList<QDateTime> times = {
+        QDateTime::fromMSecsSinceEpoch(0, Qt::UTC),
+        QDateTime::fromMSecsSinceEpoch(-1, Qt::UTC), // before 1970: Qt's own
+        QDateTime::fromMSecsSinceEpoch(86'399'999, Qt::UTC),
+        QDateTime(QDate(1972, 2, 29), QTime(23, 59, 59, 999), Qt::UTC),
+        QDateTime(QDate(2000, 2, 29), QTime(12, 0), Qt::UTC),
+        QDateTime(QDate(2100, 3, 1), QTime(0, 0), Qt::UTC),
+        QDateTime(QDate(9999, 12, 31), QTime(23, 59, 59, 999), Qt::UTC),
+        QDateTime(QDate(10000, 1, 1), QTime(0, 0), Qt::UTC), // past year 9999: Qt's own
+        QDateTime(QDate(2026, 12, 6), QTime(1, 2, 3, 4), Qt::OffsetFromUTC, 5 * 3600),
+        QDateTime(),
+    };
+    QRandomGenerator random(20261206);
+    for (int i = 0; i < 20'000; ++i)
+        times.append(
+            QDateTime::fromMSecsSinceEpoch(random.bounded(qint64(253'402'300'800'000)), Qt::UTC));
+    for (const QDateTime &t : std::as_const(times))
+        QCOMPARE(SqlSession::isoTime(t), qt(t));
 }
 
 QTEST_GUILESS_MAIN(tst_PublishParity)
