@@ -418,8 +418,9 @@ void tst_Storage::inDoubtResolution()
     QCOMPARE(written->size(), 2);
     if (backend.isPostgres()) {
         // The libpq path prepares its statement on the connection; the QtSql fallback does not.
+        // New ids only: the statement without ON CONFLICT.
         QCOMPARE(backend.count(QStringLiteral("SELECT COUNT(*) FROM pg_prepared_statements "
-                                              "WHERE name = 'ciphermq_publish'")),
+                                              "WHERE name = 'ciphermq_publish_new'")),
                  driver == u"postgresql" ? 1 : 0);
     }
 
@@ -435,6 +436,17 @@ void tst_Storage::inDoubtResolution()
     QVERIFY(resolved);
     QVERIFY(resolved->inserted.isEmpty());
     QCOMPARE(resolved->existing, QSet<QString>({"x2"}));
+    // Written now: x2 is there already, so on PostgreSQL the batch meets a unique violation and
+    // runs again with ON CONFLICT; x3 alone is new.
+    const auto again = writePublishBatch(session, second, secondPlan, 3333);
+    QVERIFY2(again, qPrintable(again.error()));
+    QCOMPARE(again.value(), QSet<QString>({"x3"}));
+    QCOMPARE(backend.count(QStringLiteral("SELECT COUNT(*) FROM queue_entries")), 3);
+    if (driver == u"postgresql") {
+        QCOMPARE(backend.count(QStringLiteral("SELECT COUNT(*) FROM pg_prepared_statements "
+                                              "WHERE name = 'ciphermq_publish'")),
+                 1);
+    }
 }
 
 void tst_Storage::noCallbacksAfterDestruction()
