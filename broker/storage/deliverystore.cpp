@@ -32,19 +32,31 @@ void appendItem(QString &list, const QString &item)
     list += item;
 }
 
+// One time per message, as the libpq path folds them: an `UPDATE ... FROM` that joins a row to
+// two list rows uses either one, unpredictably. The first delivery wins; of acknowledgements and
+// evictions the last.
 Lists listsFor(const SqlSession &s, const QList<DeliveryUpdate> &updates, Kind kind,
                const EntryKeys &skipEntries = {})
 {
     Lists lists;
+    QStringList times;
+    QHash<QString, qsizetype> timeOf; // message id -> its index in `times`
     for (const DeliveryUpdate &update : updates) {
         if (update.kind != kind)
             continue;
         const QString id = s.text(update.messageId);
         if (!skipEntries.contains({update.queue, update.messageId}))
             appendItem(lists.pairs, u'(' + s.text(update.queue) + u',' + id + u')');
-        appendItem(lists.times, u'(' + id + u',' + s.time(update.at) + u')');
+        const QString time = u'(' + id + u',' + s.time(update.at) + u')';
+        if (const auto seen = timeOf.constFind(update.messageId); seen == timeOf.cend()) {
+            timeOf.insert(update.messageId, times.size());
+            times.append(time);
+        } else if (kind != Kind::Delivered) {
+            times[*seen] = time;
+        }
         appendItem(lists.ids, id);
     }
+    lists.times = times.join(u',');
     return lists;
 }
 

@@ -1,10 +1,11 @@
 // Delivery updates (delivered, acknowledged, evicted) written by each driver's own path leave the
 // same rows: SQLite's per-row statements, PostgreSQL's one binary statement and PostgreSQL's
 // plain-QtSql fallback, over batches that carry what the folding could get wrong (delivered and
-// acknowledged in one batch, a second delivery, an eviction after an acknowledgement, a shared
-// envelope whose entries leave one by one, unknown ids, a batch applied twice). And on SQLite a
-// batch costs the same work against a long queue as against a short one: its statements find
-// their rows by index (once they scanned the whole queue_entries table per batch).
+// acknowledged in one batch, a second delivery, two evictions in one batch, an eviction after an
+// acknowledgement, a shared envelope whose entries leave one by one, unknown ids, a batch
+// applied twice). And on SQLite a batch costs the same work against a long queue as against a
+// short one: its statements find their rows by index (once they scanned the whole queue_entries
+// table per batch).
 
 #include <QLibrary>
 #include <QSqlDriver>
@@ -59,6 +60,7 @@ QList<QList<DeliveryUpdate>> updateBatches()
             update(Kind::Acknowledged, q1, "b", 12), // delivered and acknowledged in one batch
             update(Kind::Delivered, q1, "shared", 13),
             update(Kind::Evicted, q1, "d", 14),
+            update(Kind::Evicted, q1, "d", 16), // of two evictions in one batch, the last
             update(Kind::Delivered, q2, "f", 15),
         },
         {
@@ -202,7 +204,7 @@ void tst_DeliveryUpdates::sameRows()
     const QStringList expected = {
         metadata("a", at(10), at(20), null, "acknowledged"),
         metadata("b", at(11), at(12), at(23), "acknowledged"),
-        metadata("d", null, null, at(14), "evicted"),
+        metadata("d", null, null, at(16), "evicted"),
         metadata("e", at(24), null, null, "delivered"),
         metadata("f", at(15), null, at(32), "evicted"),
         metadata("g", null, null, null, "sent"),
