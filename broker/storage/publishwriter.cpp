@@ -24,7 +24,7 @@ namespace {
 //
 // Most batches hold only new ids, so the statement is first run without `ON CONFLICT`: that
 // clause costs every row a look-up of its key before the insert (which descends the same index
-// again) and a confirmation record in the WAL; W=256 was 9-14% faster without it
+// again) and a confirmation record in the WAL; W=256 was 5-33% faster without it in six pairs
 // (bench/README.md, "Publish: ON CONFLICT only when needed"). A batch that meets an existing id
 // fails whole with a unique violation (one statement, its own transaction: nothing is left of
 // it) and is run again with `ON CONFLICT DO NOTHING`, which tells the new ids from the others.
