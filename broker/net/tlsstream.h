@@ -103,6 +103,8 @@ private:
     bool m_flushScheduled = false;
     bool m_writeWantsRead = false; // an SSL_write waits for the socket to become readable
     bool m_peerGone = false;      // seen end of stream or an error; closes once m_in is read
+    // The socket's last read returned less than asked: nothing more waits in the kernel.
+    bool m_socketDrained = false;
     QHostAddress m_peerAddress;
     quint16 m_peerPort = 0;
     QByteArray m_in;
