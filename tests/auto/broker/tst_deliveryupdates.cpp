@@ -106,10 +106,22 @@ QStringList applyAll(const QString &driver, QString *error)
     return test::storedRows(session);
 }
 
-// SQLite's virtual machine instructions run by one delivery-update batch (five deliveries and
-// five acknowledgements) against a queue of `backlog` entries: the work, not the time, so the
-// comparison holds on a loaded machine.
-qint64 sqliteInstructionsPerBatch(int backlog, QString *error)
+// Five deliveries and five acknowledgements of other messages, of a queue's m0..m9.
+QList<DeliveryUpdate> deliveriesAndOtherAcks()
+{
+    QList<DeliveryUpdate> batch;
+    for (int i = 0; i < 5; ++i) {
+        batch.append(update(Kind::Delivered, "q1", QStringLiteral("m%1").arg(i), i));
+        batch.append(update(Kind::Acknowledged, "q1", QStringLiteral("m%1").arg(i + 5), i));
+    }
+    return batch;
+}
+
+// SQLite's virtual machine instructions run by one delivery-update batch (by default
+// deliveriesAndOtherAcks()) against a queue of `backlog` entries: the work, not the time, so
+// the comparison holds on a loaded machine.
+qint64 sqliteInstructionsPerBatch(int backlog, QString *error,
+                                  const QList<DeliveryUpdate> &batch = deliveriesAndOtherAcks())
 {
     using ProgressHandler = void (*)(void *, int, int (*)(void *), void *);
     // The libsqlite3 the QSQLITE plugin has loaded.
@@ -140,11 +152,6 @@ qint64 sqliteInstructionsPerBatch(int backlog, QString *error)
     qint64 instructions = 0;
     setProgressHandler(
         db, 1, [](void *count) { return ++*static_cast<qint64 *>(count), 0; }, &instructions);
-    QList<DeliveryUpdate> batch;
-    for (int i = 0; i < 5; ++i) {
-        batch.append(update(Kind::Delivered, "q1", QStringLiteral("m%1").arg(i), i));
-        batch.append(update(Kind::Acknowledged, "q1", QStringLiteral("m%1").arg(i + 5), i));
-    }
     st = applyDeliveryUpdates(session, batch);
     setProgressHandler(db, 0, nullptr, nullptr);
     if (!st) {
@@ -164,6 +171,7 @@ private Q_SLOTS:
     void sameRows_data();
     void sameRows();
     void sqliteBatchIndependentOfBacklog();
+    void sqlitePromptAckWritesTheRowOnce();
 };
 
 void tst_DeliveryUpdates::sameRows_data()
@@ -228,6 +236,29 @@ void tst_DeliveryUpdates::sqliteBatchIndependentOfBacklog()
     QVERIFY(short_ > 0);
     // A look-up by index goes a few B-tree levels deeper; a scan reads 1,000 times the rows.
     QVERIFY2(long_ < 2 * short_, "a delivery-update batch scales with the queue's length");
+}
+
+void tst_DeliveryUpdates::sqlitePromptAckWritesTheRowOnce()
+{
+    // A delivery acknowledged before the updates are written (the common case: delivered marks
+    // are held so that a prompt ack goes with them) is one update of the metadata row, not two:
+    // its delivery adds nothing to the batch that its acknowledgement does not already do.
+    QList<DeliveryUpdate> acks, deliveredAndAcked;
+    for (int i = 0; i < 10; ++i) {
+        const QString id = QStringLiteral("m%1").arg(i);
+        acks.append(update(Kind::Acknowledged, "q1", id, 100 + i));
+        deliveredAndAcked.append(update(Kind::Delivered, "q1", id, i));
+    }
+    deliveredAndAcked += acks;
+    QString error;
+    const qint64 acksOnly = sqliteInstructionsPerBatch(20, &error, acks);
+    QVERIFY2(error.isEmpty(), qPrintable(error));
+    const qint64 both = sqliteInstructionsPerBatch(20, &error, deliveredAndAcked);
+    QVERIFY2(error.isEmpty(), qPrintable(error));
+    qInfo("SQLite instructions for ten acknowledgements: %lld alone, %lld with their deliveries",
+          acksOnly, both);
+    QVERIFY(acksOnly > 0);
+    QVERIFY2(both < acksOnly * 21 / 20, "a prompt ack's delivery costs a statement of its own");
 }
 
 QTEST_GUILESS_MAIN(tst_DeliveryUpdates)
