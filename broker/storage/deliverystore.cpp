@@ -6,6 +6,7 @@
 #include <QSqlQuery>
 
 #include "libpq.h"
+#include "sqliteapi.h"
 
 namespace cmq::storage {
 
@@ -255,12 +256,13 @@ template <typename Write> Status relaxed(SqlSession &session, Write write)
 
 struct SqliteStatements
 {
-    QSqlQuery entryDelivered, firstDelivery, deleteEntry, acknowledged, evicted, orphanBody;
+    SqliteRowStatement entryDelivered, firstDelivery, deleteEntry, acknowledged, evicted,
+        orphanBody;
 };
 
 Status prepareSqlite(SqlSession &session, SqliteStatements &q)
 {
-    const std::pair<QSqlQuery *, const char *> statements[] = {
+    const std::pair<SqliteRowStatement *, const char *> statements[] = {
         {&q.entryDelivered, "UPDATE queue_entries SET delivered = 1 "
                             "WHERE queue = ? AND message_id = ? AND delivered = 0"},
         // The first delivery wins; a message delivered again after a restart keeps its time.
@@ -281,19 +283,18 @@ Status prepareSqlite(SqlSession &session, SqliteStatements &q)
         {&q.orphanBody, "DELETE FROM message_bodies WHERE message_id = ? AND NOT EXISTS "
                         "(SELECT 1 FROM queue_entries e WHERE e.message_id = ?)"},
     };
-    for (const auto &[query, sql] : statements) {
-        *query = session.newQuery();
-        if (!query->prepare(QLatin1StringView(sql)))
-            return failure(SqlSession::errorText(query->lastError()));
+    for (const auto &[statement, sql] : statements) {
+        if (Status st = statement->prepare(session, sql); !st)
+            return st;
     }
     return success();
 }
 
-bool execWith(QSqlQuery &query, const QString &first, const QString &second)
+bool execWith(SqliteRowStatement &statement, const QString &first, const QString &second)
 {
-    query.bindValue(0, first);
-    query.bindValue(1, second);
-    return query.exec();
+    statement.bind(0, first);
+    statement.bind(1, second);
+    return statement.exec();
 }
 
 // Of the messages acknowledged in `updates`, the time of each one's first delivery in them
@@ -332,9 +333,9 @@ Status applySqliteRows(SqlSession &session, const QList<DeliveryUpdate> &updates
                    (deliveredBeforeAck.contains(u.messageId) ||
                     execWith(q.firstDelivery, at, u.messageId));
         case Kind::Acknowledged:
-            q.acknowledged.bindValue(0, deliveredBeforeAck.value(u.messageId));
-            q.acknowledged.bindValue(1, at);
-            q.acknowledged.bindValue(2, u.messageId);
+            q.acknowledged.bind(0, deliveredBeforeAck.value(u.messageId));
+            q.acknowledged.bind(1, at);
+            q.acknowledged.bind(2, u.messageId);
             return execWith(q.deleteEntry, u.queue, u.messageId) && q.acknowledged.exec() &&
                    execWith(q.orphanBody, u.messageId, u.messageId);
         case Kind::Evicted:
@@ -350,10 +351,11 @@ Status applySqliteRows(SqlSession &session, const QList<DeliveryUpdate> &updates
         for (const DeliveryUpdate &u : updates) {
             if (u.kind == kind && !apply(u)) {
                 QString error;
-                for (const QSqlQuery *query : {&q.entryDelivered, &q.firstDelivery, &q.deleteEntry,
-                                               &q.acknowledged, &q.evicted, &q.orphanBody}) {
-                    if (query->lastError().isValid())
-                        error = SqlSession::errorText(query->lastError());
+                for (const SqliteRowStatement *statement :
+                     {&q.entryDelivered, &q.firstDelivery, &q.deleteEntry, &q.acknowledged,
+                      &q.evicted, &q.orphanBody}) {
+                    if (!statement->error().isEmpty())
+                        error = statement->error();
                 }
                 session.rollback();
                 return failure(error);

@@ -2,12 +2,12 @@
 
 #include <atomic>
 
-#include <QLibrary>
 #include <QSqlDriver>
 #include <QVarLengthArray>
 #include <QVariant>
 #include <QtEndian>
 
+#include "loadedlibrary.h"
 #include "storagelog.h"
 
 namespace cmq::storage::pq {
@@ -17,14 +17,8 @@ namespace {
 Api resolve(bool *ok)
 {
     Api api{};
-    // Already loaded by the QPSQL plugin; this only looks it up.
-    QLibrary library(QStringLiteral("pq"), 5);
-    *ok = library.load();
-    auto get = [&](auto &function, const char *name) {
-        function =
-            reinterpret_cast<std::remove_reference_t<decltype(function)>>(library.resolve(name));
-        *ok = *ok && function != nullptr;
-    };
+    LoadedLibrary library(QStringLiteral("pq"), 5);
+    auto get = [&](auto &function, const char *name) { library.get(function, name); };
     get(api.prepare, "PQprepare");
     get(api.execPrepared, "PQexecPrepared");
     get(api.execParams, "PQexecParams");
@@ -36,6 +30,7 @@ Api resolve(bool *ok)
     get(api.getlength, "PQgetlength");
     get(api.getisnull, "PQgetisnull");
     get(api.clear, "PQclear");
+    *ok = library.ok();
     if (!*ok) {
         qCWarning(lcStorage).noquote()
             << "libpq not resolvable, using plain QtSql statements only:" << library.errorString();
@@ -55,11 +50,7 @@ std::atomic<bool> g_enabled{true};
 
 const Api *api()
 {
-    if (!g_enabled)
-        return nullptr;
-    static bool ok = false;
-    static const Api resolved = resolve(&ok);
-    return ok ? &resolved : nullptr;
+    return resolvedOnce<Api, resolve>(g_enabled);
 }
 
 void setEnabled(bool enabled)

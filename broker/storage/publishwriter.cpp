@@ -4,6 +4,7 @@
 #include <QSqlQuery>
 
 #include "libpq.h"
+#include "sqliteapi.h"
 
 namespace cmq::storage {
 
@@ -238,60 +239,53 @@ Result<QSet<QString>> SqliteWriter::write(SqlSession &s, const QList<MessageReco
                                           const PublishPlan &plan, qint64 commitToken) const
 {
     using R = Result<QSet<QString>>;
-    QSqlQuery metadata = s.newQuery();
-    QSqlQuery body = s.newQuery();
-    QSqlQuery entry = s.newQuery();
-    const bool prepared =
-        metadata.prepare(QStringLiteral(
-            "INSERT INTO message_metadata (message_id, client_id, exchange, routing_key, "
-            "sent_time, status, commit_token) VALUES (?, ?, ?, ?, ?, 'sent', ?) "
-            "ON CONFLICT (message_id) DO NOTHING")) &&
-        body.prepare(
-            QStringLiteral("INSERT INTO message_bodies (message_id, envelope) VALUES (?, ?)")) &&
-        entry.prepare(QStringLiteral(
-            "INSERT INTO queue_entries (queue, message_id, envelope) VALUES (?, ?, ?)"));
-    if (!prepared) {
-        for (const QSqlQuery *q : {&metadata, &body, &entry}) {
-            if (q->lastError().isValid())
-                return R::failure(SqlSession::errorText(q->lastError()));
-        }
+    SqliteRowStatement metadata, body, entry;
+    for (const auto &[statement, sql] :
+         {std::pair{&metadata, "INSERT INTO message_metadata (message_id, client_id, exchange, "
+                               "routing_key, sent_time, status, commit_token) "
+                               "VALUES (?, ?, ?, ?, ?, 'sent', ?) "
+                               "ON CONFLICT (message_id) DO NOTHING"},
+          std::pair{&body, "INSERT INTO message_bodies (message_id, envelope) VALUES (?, ?)"},
+          std::pair{&entry,
+                    "INSERT INTO queue_entries (queue, message_id, envelope) VALUES (?, ?, ?)"}}) {
+        if (Status st = statement->prepare(s, sql); !st)
+            return R::failure(st.error());
     }
 
     if (Status st = s.begin(); !st)
         return R::failure(st.error());
     QSet<QString> inserted;
-    auto failed = [&](const QSqlQuery &q) {
-        const QString error = SqlSession::errorText(q.lastError());
+    auto failed = [&](const SqliteRowStatement &statement) {
+        const QString error = statement.error();
         s.rollback();
         return R::failure(error);
     };
     for (qsizetype index : plan.candidates) {
         const MessageRecord &record = records[index];
         const QString &id = plan.ids[index];
-        metadata.bindValue(0, id);
-        metadata.bindValue(1, record.sender);
-        metadata.bindValue(2, record.exchange);
-        metadata.bindValue(3, record.routingKey);
-        metadata.bindValue(4, SqlSession::isoTime(record.sentTime));
-        metadata.bindValue(5, commitToken);
+        metadata.bind(0, id);
+        metadata.bind(1, record.sender);
+        metadata.bind(2, record.exchange);
+        metadata.bind(3, record.routingKey);
+        metadata.bind(4, SqlSession::isoTime(record.sentTime));
+        metadata.bind(5, commitToken);
         if (!metadata.exec())
             return failed(metadata);
-        if (metadata.numRowsAffected() != 1)
+        if (metadata.rowsAffected() != 1)
             continue; // already in the database
         inserted.insert(id);
         // As on PostgreSQL: one queue, the envelope in its entry; several, one shared row.
         const bool shared = plan.queues[index].size() > 1;
         if (shared) {
-            body.bindValue(0, id);
-            body.bindValue(1, record.envelope);
+            body.bind(0, id);
+            body.bind(1, record.envelope);
             if (!body.exec())
                 return failed(body);
         }
         for (const QString &queue : plan.queues[index]) {
-            entry.bindValue(0, queue);
-            entry.bindValue(1, id);
-            entry.bindValue(2, shared ? QVariant(QMetaType::fromType<QByteArray>())
-                                      : QVariant(record.envelope));
+            entry.bind(0, queue);
+            entry.bind(1, id);
+            entry.bind(2, shared ? QByteArray() : record.envelope);
             if (!entry.exec())
                 return failed(entry);
         }

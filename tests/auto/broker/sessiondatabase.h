@@ -2,7 +2,8 @@
 // A fresh database of either driver with a storage session on a connection of the test's own,
 // for tests that call the storage functions directly (no worker thread): a SQLite file in a
 // temporary directory, or a new database on the PostgreSQL fixture. "postgresql-qtsql" is
-// PostgreSQL with libpq switched off, so the session takes the plain QtSql paths.
+// PostgreSQL with libpq switched off, and "sqlite-qtsql" SQLite with SQLite's own API switched
+// off, so the session takes the plain QtSql paths.
 
 #include <memory>
 
@@ -10,6 +11,7 @@
 #include <QTemporaryDir>
 
 #include "storage/libpq.h"
+#include "storage/sqliteapi.h"
 #include "storage/sqlsession.h"
 #include "testpostgres.h"
 
@@ -21,6 +23,7 @@ public:
     explicit SessionDatabase(const QString &driver) : m_postgres(driver.startsWith(u"postgresql"))
     {
         storage::pq::setEnabled(driver != u"postgresql-qtsql");
+        storage::lite::setEnabled(driver != u"sqlite-qtsql");
         QSqlDatabase db;
         if (m_postgres) {
             m_pg = std::make_unique<TestDatabase>();
@@ -52,6 +55,7 @@ public:
             QSqlDatabase::removeDatabase(m_sqliteName);
         }
         storage::pq::setEnabled(true);
+        storage::lite::setEnabled(true);
     }
     SessionDatabase(const SessionDatabase &) = delete;
     SessionDatabase &operator=(const SessionDatabase &) = delete;

@@ -1,6 +1,6 @@
 // Delivery updates (delivered, acknowledged, evicted) written by each driver's own path leave the
-// same rows: SQLite's per-row statements, PostgreSQL's one binary statement and PostgreSQL's
-// plain-QtSql fallback, over batches that carry what the folding could get wrong (delivered and
+// same rows: SQLite's per-row statements (bound through SQLite's own API and through QtSql),
+// PostgreSQL's one binary statement and PostgreSQL's plain-QtSql fallback, over batches that carry what the folding could get wrong (delivered and
 // acknowledged in one batch, a second delivery, two evictions in one batch, an eviction after an
 // acknowledgement, a shared envelope whose entries leave one by one, unknown ids, a batch
 // applied twice). And on SQLite a batch costs the same work against a long queue as against a
@@ -179,6 +179,7 @@ void tst_DeliveryUpdates::sameRows_data()
     QTest::addColumn<QString>("driver");
     QTest::newRow("postgresql") << QStringLiteral("postgresql");
     QTest::newRow("postgresql-qtsql") << QStringLiteral("postgresql-qtsql");
+    QTest::newRow("sqlite-qtsql") << QStringLiteral("sqlite-qtsql");
 }
 
 void tst_DeliveryUpdates::sameRows()

@@ -1,13 +1,14 @@
-// The publish writers of both drivers store the same rows: the same batches written through
-// SQLite, PostgreSQL with libpq's binary arrays and PostgreSQL through plain QtSql must leave
-// the same metadata, envelopes and queue entries (in the same order) and report the same ids
-// as inserted. The batches carry what a writer could get wrong: quotes, backslashes, braces and
-// commas (array syntax), non-ASCII text, every byte value in an envelope, a large envelope,
-// repeated target queues, repeats within a batch and ids already in the database.
+// The publish writers of both drivers store the same rows: the same batches written through SQLite
+// (through its own API and through QtSql), PostgreSQL with libpq's binary arrays and PostgreSQL
+// through plain QtSql must leave the same metadata, envelopes and queue entries (in the same order)
+// and report the same ids as inserted. The batches carry what a writer could get wrong: quotes,
+// backslashes, braces and commas (array syntax), non-ASCII text, every byte value in an envelope, a
+// large envelope, repeated target queues, repeats within a batch and ids already in the database.
 
 #include <QRandomGenerator>
 #include <QSqlError>
 #include <QSqlQuery>
+#include <QSqlRecord>
 #include <QTest>
 
 #include "sessiondatabase.h"
@@ -74,7 +75,34 @@ struct Written
 {
     QStringList inserted; // per batch, sorted ids, then the outcomes
     QStringList rows;
+    QStringList sqliteClasses; // SQLite only: each stored value's storage class, row by row
 };
+
+// typeof() of every column the writer fills: a value bound as a blob where QtSql binds text
+// would compare unequal to the same id bound as text by another statement.
+QStringList sqliteStorageClasses(storage::SqlSession &session)
+{
+    QStringList classes;
+    for (const char *sql :
+         {"SELECT message_id, typeof(message_id), typeof(client_id), typeof(exchange), "
+          "typeof(routing_key), typeof(sent_time), typeof(status), typeof(commit_token) "
+          "FROM message_metadata ORDER BY message_id",
+          "SELECT message_id, typeof(message_id), typeof(envelope) FROM message_bodies "
+          "ORDER BY message_id",
+          "SELECT id, typeof(queue), typeof(message_id), typeof(delivered), typeof(envelope) "
+          "FROM queue_entries ORDER BY id"}) {
+        QSqlQuery query = session.newQuery();
+        if (!query.exec(QString::fromLatin1(sql)))
+            return {QStringLiteral("ERROR: ") + query.lastError().text()};
+        while (query.next()) {
+            QStringList row;
+            for (int column = 0; column < query.record().count(); ++column)
+                row << query.value(column).toString();
+            classes << row.join(u'|');
+        }
+    }
+    return classes;
+}
 
 Written writeAll(const QString &driver, QString *error)
 {
@@ -106,6 +134,8 @@ Written writeAll(const QString &driver, QString *error)
         written.inserted << ids.join(u',') + u' ' + outcomes.join(u',');
     }
     written.rows = test::storedRows(database.session());
+    if (!database.isPostgres())
+        written.sqliteClasses = sqliteStorageClasses(database.session());
     return written;
 }
 
@@ -119,6 +149,7 @@ private Q_SLOTS:
     void sameRows_data();
     void sameRows();
     void timeTextAsQtWritesIt();
+    void sqliteStorageClassesAsQtWritesThem();
 };
 
 void tst_PublishParity::sameRows_data()
@@ -126,6 +157,7 @@ void tst_PublishParity::sameRows_data()
     QTest::addColumn<QString>("driver");
     QTest::newRow("postgresql") << QStringLiteral("postgresql");
     QTest::newRow("postgresql-qtsql") << QStringLiteral("postgresql-qtsql");
+    QTest::newRow("sqlite-qtsql") << QStringLiteral("sqlite-qtsql");
 }
 
 void tst_PublishParity::sameRows()
@@ -179,6 +211,20 @@ void tst_PublishParity::timeTextAsQtWritesIt()
             QDateTime::fromMSecsSinceEpoch(random.bounded(qint64(253'402'300'800'000)), Qt::UTC));
     for (const QDateTime &t : std::as_const(times))
         QCOMPARE(SqlSession::isoTime(t), qt(t));
+}
+
+void tst_PublishParity::sqliteStorageClassesAsQtWritesThem()
+{
+    // Rows written before SQLite's own API was used (through QtSql) and after must be found by
+    // the same statements: every value keeps the storage class QtSql gave it.
+    QString error;
+    const Written own = writeAll(QStringLiteral("sqlite"), &error);
+    QVERIFY2(error.isEmpty(), qPrintable(error));
+    const Written qt = writeAll(QStringLiteral("sqlite-qtsql"), &error);
+    QVERIFY2(error.isEmpty(), qPrintable(error));
+    QVERIFY(own.sqliteClasses.size() > 10);
+    QVERIFY(own.sqliteClasses.filter(u"blob").size() > 0); // envelopes
+    QCOMPARE(own.sqliteClasses, qt.sqliteClasses);
 }
 
 QTEST_GUILESS_MAIN(tst_PublishParity)
