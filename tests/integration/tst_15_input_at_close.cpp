@@ -176,6 +176,10 @@ void tst_InputAtClose::acksBehindAFullOutputBufferAreApplied()
 
     TestClient consumer("receiver_1");
     QVERIFY(consumer.connectTo(m_broker.port()));
+    // A small fixed receive buffer: left to autotuning, the two kernels' buffers could grow to
+    // hold nearly all 10 MiB, and the broker's own output then never reached its limit (this
+    // test failed 2 runs in 8 that way, before and after 2026-12-06's changes alike).
+    consumer.socket().setSocketOption(QAbstractSocket::ReceiveBufferSizeSocketOption, 64 * 1024);
     QCOMPARE(consumer.request("qos 0"), "Qos set to 0");
     QCOMPARE(consumer.request("consume " + queue), "Subscribed to queue");
     QList<QByteArray> read;
