@@ -2,25 +2,37 @@
 
 namespace cmq::bench {
 
-Consumer::Consumer(const BenchOptions &options, RunState &state)
-    : m_options(options), m_state(state),
-      m_connection(new LineConnection(options.certDir, options.receiver, this))
+namespace {
+// How long a consumer waiting for deliveries goes without looking at the end of the run.
+constexpr qint64 kStopCheckUs = 200'000;
+} // namespace
+
+Consumer::Consumer(const BenchOptions &options, RunState &state,
+                   std::shared_ptr<TlsClientContext> context)
+    : m_options(options), m_state(state), m_socket(std::move(context))
 {
-    m_connection->onConnected = [this] {
-        const QByteArray queue = m_options.queue();
-        m_connection->write("qos " + QByteArray::number(m_options.prefetch) + "\nconsume " + queue
-                            + "\n");
-    };
-    m_connection->onLine = [this](QByteArrayView line) { onLine(line); };
-    m_connection->onError = [this](const QString &error) {
-        qWarning("consumer: %s", qPrintable(error));
-        ++m_state.failures;
-    };
 }
 
-void Consumer::start()
+void Consumer::run()
 {
-    m_connection->open(m_options.host, m_options.port);
+    const QByteArray subscribe =
+        "qos " + QByteArray::number(m_options.prefetch) + "\nconsume " + m_options.queue() + "\n";
+    if (!m_socket.open(m_options.host, m_options.port) || !m_socket.writeAll(subscribe)) {
+        qWarning("consumer: %s", qPrintable(m_socket.errorString()));
+        ++m_state.failures;
+        return;
+    }
+    const auto onLine = [this](QByteArrayView line) { this->onLine(line); };
+    while (!m_state.abandon.load(std::memory_order_relaxed)) {
+        m_acks.resize(0); // keeps the capacity
+        if (m_socket.readLines(kStopCheckUs, onLine) == TlsLineSocket::ReadResult::Closed ||
+            !m_socket.writeAll(m_acks)) {
+            qWarning("consumer: %s", qPrintable(m_socket.errorString()));
+            ++m_state.failures;
+            return;
+        }
+    }
+    m_socket.close();
 }
 
 void Consumer::onLine(QByteArrayView line)
@@ -44,13 +56,11 @@ void Consumer::onLine(QByteArrayView line)
     storeFirst(m_state.firstDeliveryUs, now);
     m_state.lastDeliveryUs.store(now, std::memory_order_relaxed);
     ++m_state.delivered;
-    // Acks go out right away, pipelined; their replies are not waited for.
-    QByteArray ack;
-    ack.reserve(id.size() + 5);
-    ack += "ack ";
-    ack += id;
-    ack += '\n';
-    m_connection->write(ack);
+    // Acks go out pipelined, after the read that brought their deliveries; their replies are
+    // not waited for.
+    m_acks += "ack ";
+    m_acks += id;
+    m_acks += '\n';
 }
 
 } // namespace cmq::bench

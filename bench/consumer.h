@@ -1,23 +1,27 @@
 #pragma once
-// One consuming connection: qos, consume, ack every delivery, record end-to-end latency from
-// the send time each message carries.
+// One consuming connection on a thread of its own: qos, consume, ack every delivery, record
+// end-to-end latency from the send time each message carries. The same blocking loop as a
+// publisher's (tlslinesocket.h says why).
 
-#include <QObject>
+#include <memory>
+
+#include <QByteArray>
+#include <QByteArrayView>
 
 #include "benchoptions.h"
 #include "latencyhistogram.h"
-#include "lineconnection.h"
 #include "runstate.h"
+#include "tlslinesocket.h"
 
 namespace cmq::bench {
 
-class Consumer : public QObject
+class Consumer
 {
-    Q_OBJECT
-
 public:
-    Consumer(const BenchOptions &options, RunState &state);
-    void start();
+    Consumer(const BenchOptions &options, RunState &state,
+             std::shared_ptr<TlsClientContext> context);
+    // Connects, subscribes and acks deliveries until the run is over. Runs on its own thread.
+    void run();
     const LatencyHistogram &endToEndLatency() const { return m_latency; }
 
 private:
@@ -25,7 +29,8 @@ private:
 
     const BenchOptions &m_options;
     RunState &m_state;
-    LineConnection *m_connection;
+    TlsLineSocket m_socket;
+    QByteArray m_acks; // the acks for one read's deliveries, sent together
     bool m_subscribed = false;
     LatencyHistogram m_latency;
 };

@@ -2,8 +2,10 @@
 // publish-confirm and delivery throughput, end-to-end latency percentiles and broker RSS.
 // Usage and recorded results: bench/README.md.
 
+#include <csignal>
 #include <cstdio>
 #include <memory>
+#include <thread>
 
 #include <QCoreApplication>
 #include <QDir>
@@ -11,7 +13,6 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QSslSocket>
-#include <QThread>
 #include <QTimer>
 
 #include "benchoptions.h"
@@ -78,6 +79,9 @@ static qint64 rssKiB(qint64 pid)
 
 int main(int argc, char *argv[])
 {
+    // The connections write with OpenSSL on plain descriptors: a broker that goes away must fail
+    // the write (and the run), not kill the process with SIGPIPE.
+    std::signal(SIGPIPE, SIG_IGN);
     QCoreApplication app(argc, argv);
     const auto parsed = parseOptions(app.arguments());
     if (!parsed) {
@@ -88,23 +92,27 @@ int main(int argc, char *argv[])
     if (!declareTopology(options))
         return 1;
 
+    QString error;
+    const std::shared_ptr<TlsClientContext> publisherTls =
+        TlsClientContext::load(options.certDir, options.sender, &error);
+    const std::shared_ptr<TlsClientContext> consumerTls =
+        TlsClientContext::load(options.certDir, options.receiver, &error);
+    if (!publisherTls || !consumerTls) {
+        std::fprintf(stderr, "ciphermq-bench: %s\n", qPrintable(error));
+        return 1;
+    }
+
+    // Every publisher and consumer is a thread of its own; the main thread's event loop only
+    // watches the run (tick below).
     RunState state;
     state.budget = options.count;
-    std::vector<std::unique_ptr<QThread>> threads;
-    std::vector<Publisher *> publishers;
-    std::vector<Consumer *> consumers;
-    const auto spawn = [&](QObject *worker, auto startFn) {
-        auto thread = std::make_unique<QThread>();
-        worker->moveToThread(thread.get());
-        thread->start();
-        QMetaObject::invokeMethod(worker, startFn, Qt::QueuedConnection);
-        threads.push_back(std::move(thread));
-    };
+    std::vector<std::unique_ptr<Publisher>> publishers;
+    std::vector<std::unique_ptr<Consumer>> consumers;
+    std::vector<std::thread> threads;
     const auto spawnConsumers = [&] {
         for (int i = 0; i < options.consumers; ++i) {
-            auto *consumer = new Consumer(options, state);
-            consumers.push_back(consumer);
-            spawn(consumer, [consumer] { consumer->start(); });
+            consumers.push_back(std::make_unique<Consumer>(options, state, consumerTls));
+            threads.emplace_back(&Consumer::run, consumers.back().get());
         }
     };
     // A drain run (--backlog) attaches its consumers only once the whole backlog is confirmed.
@@ -127,9 +135,8 @@ int main(int argc, char *argv[])
             publishing = true;
             startedUs = now;
             for (int i = 0; i < options.publishers; ++i) {
-                auto *publisher = new Publisher(options, i, state);
-                publishers.push_back(publisher);
-                spawn(publisher, [publisher] { publisher->start(); });
+                publishers.push_back(std::make_unique<Publisher>(options, i, state, publisherTls));
+                threads.emplace_back(&Publisher::run, publishers.back().get());
             }
             return;
         }
@@ -152,18 +159,15 @@ int main(int argc, char *argv[])
     tick.start();
     app.exec();
 
-    for (auto &thread : threads) {
-        thread->quit();
-        thread->wait();
-    }
+    state.stopPublishing = true;
+    state.abandon = true;
+    for (std::thread &thread : threads)
+        thread.join();
     LatencyHistogram confirm, endToEnd;
-    for (Publisher *p : publishers)
+    for (const auto &p : publishers)
         confirm.merge(p->confirmLatency());
-    for (Consumer *c : consumers)
+    for (const auto &c : consumers)
         endToEnd.merge(c->endToEndLatency());
-    // Their threads have finished: safe to delete from here.
-    qDeleteAll(publishers);
-    qDeleteAll(consumers);
 
     const double publishSec = double(state.lastConfirmUs - state.firstPublishUs) / 1e6;
     const double deliverSec = double(state.lastDeliveryUs - state.firstPublishUs) / 1e6;

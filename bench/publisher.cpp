@@ -1,65 +1,95 @@
 #include "publisher.h"
 
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
 #include "payload.h"
 
 namespace cmq::bench {
 
-Publisher::Publisher(const BenchOptions &options, int index, RunState &state)
-    : m_options(options), m_state(state), m_index(index),
-      m_connection(new LineConnection(options.certDir, options.sender, this)), m_rateTimer(this)
+namespace {
+// How long a publisher waiting for confirms goes without looking at the stop flag.
+constexpr qint64 kStopCheckUs = 200'000;
+} // namespace
+
+Publisher::Publisher(const BenchOptions &options, int index, RunState &state,
+                     std::shared_ptr<TlsClientContext> context)
+    : m_options(options), m_state(state), m_index(index), m_socket(std::move(context))
 {
-    m_head = "publish " + options.exchange() + " " + options.routingKey() + " {\"message_id\":\"b-"
-             + options.runId.toUtf8() + "-" + QByteArray::number(index) + "-";
+    m_head = "publish " + options.exchange() + " " + options.routingKey() +
+             " {\"message_id\":\"b-" + options.runId.toUtf8() + "-" + QByteArray::number(index) +
+             "-";
     // Random bytes stand in for ciphertext: the broker cannot tell the difference, which is the
     // point.
     const QByteArray ciphertext = randomCiphertextField(options.messageBytes);
-    m_tail = "\",\"receiver_client_id\":\"" + options.receiver.toUtf8()
-             + "\",\"enc_session_key\":\"" + QByteArray(108, 'k')
-             + "\",\"nonce\":\"bm9uY2Vub25jZTEy\",\"ciphertext\":\"" + ciphertext + "\",\"t\":";
-    m_connection->onLine = [this](QByteArrayView line) { onLine(line); };
-    m_connection->onConnected = [this] {
-        ++m_state.publishersConnected;
-        beginWhenAllConnected();
-    };
-    m_connection->onError = [this](const QString &error) {
-        if (!m_done) {
-            qWarning("publisher: %s", qPrintable(error));
-            ++m_state.failures;
-            m_done = true;
-            ++m_state.publishersDone;
-        }
-    };
+    m_tail = "\",\"receiver_client_id\":\"" + options.receiver.toUtf8() +
+             "\",\"enc_session_key\":\"" + QByteArray(108, 'k') +
+             "\",\"nonce\":\"bm9uY2Vub25jZTEy\",\"ciphertext\":\"" + ciphertext + "\",\"t\":";
 }
 
-void Publisher::start()
+void Publisher::run()
 {
-    m_connection->open(m_options.host, m_options.port);
-}
-
-// Publishing starts when every publisher has its connection, so a run with many publishers
-// measures publishing, not TLS handshakes (the other load generator connects before it starts).
-void Publisher::beginWhenAllConnected()
-{
-    if (m_state.publishersConnected.load() < m_options.publishers) {
-        QTimer::singleShot(1, this, [this] { beginWhenAllConnected(); });
+    if (!m_socket.open(m_options.host, m_options.port)) {
+        qWarning("publisher: %s", qPrintable(m_socket.errorString()));
+        ++m_state.publishersConnected; // so that the others do not wait for this one
+        finish(true);
         return;
     }
+    // Publishing starts when every publisher has its connection, so a run with many publishers
+    // measures publishing, not TLS handshakes (the other load generator connects before it
+    // starts).
+    ++m_state.publishersConnected;
+    while (m_state.publishersConnected.load() < m_options.publishers)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
     if (m_options.rate > 0) {
         // Publishers take turns: publisher i starts i periods of the total rate later.
         m_ratePeriodUs = 1e6 * m_options.publishers / m_options.rate;
         m_rateStartUs = nowMicros() + qint64(m_index * 1e6 / m_options.rate);
-        m_rateTimer.setTimerType(Qt::PreciseTimer);
-        m_rateTimer.setInterval(1);
-        QObject::connect(&m_rateTimer, &QTimer::timeout, this, [this] { fill(); });
-        m_rateTimer.start();
     }
-    fill();
+    const auto onLine = [this](QByteArrayView line) { this->onLine(line); };
+    for (bool more = true;;) {
+        if (more) {
+            const Fill filled = fill();
+            if (filled == Fill::Failed) {
+                qWarning("publisher: %s", qPrintable(m_socket.errorString()));
+                finish(true);
+                return;
+            }
+            more = filled == Fill::More;
+        }
+        // The run is over without these confirms (another connection failed, or time ran out).
+        if ((!more && m_sentAt.empty()) || m_state.abandon.load(std::memory_order_relaxed))
+            break;
+        qint64 timeout = kStopCheckUs;
+        if (more && qsizetype(m_sentAt.size()) < m_options.window) {
+            const qint64 due = untilNextDue(nowMicros());
+            if (due >= 0)
+                timeout = std::min(timeout, due);
+        }
+        if (m_socket.readLines(timeout, onLine) == TlsLineSocket::ReadResult::Closed) {
+            qWarning("publisher: %s", qPrintable(m_socket.errorString()));
+            finish(true);
+            return;
+        }
+    }
+    m_socket.close();
+    finish(false);
 }
 
-bool Publisher::scheduleAllows(qint64 now) const
+void Publisher::finish(bool failed)
 {
-    return m_ratePeriodUs == 0
-           || now >= m_rateStartUs + qint64(double(m_sequence) * m_ratePeriodUs);
+    if (failed)
+        ++m_state.failures;
+    ++m_state.publishersDone;
+}
+
+qint64 Publisher::untilNextDue(qint64 now) const
+{
+    if (m_ratePeriodUs == 0)
+        return -1;
+    const qint64 due = m_rateStartUs + qint64(double(m_sequence) * m_ratePeriodUs);
+    return std::max<qint64>(0, due - now);
 }
 
 bool Publisher::takeBudget()
@@ -71,34 +101,29 @@ bool Publisher::takeBudget()
     return true;
 }
 
-void Publisher::fill()
+Publisher::Fill Publisher::fill()
 {
-    QByteArray out;
+    m_out.resize(0); // keeps the capacity for the next fill
     bool more = true;
     for (qint64 now = nowMicros(); qsizetype(m_sentAt.size()) < m_options.window;
          now = nowMicros()) {
-        if (!scheduleAllows(now))
+        if (untilNextDue(now) > 0)
             break;
         if (!takeBudget()) {
             more = false;
             break;
         }
         storeFirst(m_state.firstPublishUs, now);
-        out += m_head;
-        out += QByteArray::number(m_sequence++);
-        out += m_tail;
-        out += QByteArray::number(now);
-        out += "}\n";
+        m_out += m_head;
+        m_out += QByteArray::number(m_sequence++);
+        m_out += m_tail;
+        m_out += QByteArray::number(now);
+        m_out += "}\n";
         m_sentAt.push_back(now);
     }
-    if (!out.isEmpty())
-        m_connection->write(out);
-    if (!more)
-        m_rateTimer.stop();
-    if (!more && m_sentAt.empty() && !m_done) {
-        m_done = true;
-        ++m_state.publishersDone;
-    }
+    if (!m_socket.writeAll(m_out))
+        return Fill::Failed;
+    return more ? Fill::More : Fill::Done;
 }
 
 void Publisher::onLine(QByteArrayView line)
@@ -115,7 +140,6 @@ void Publisher::onLine(QByteArrayView line)
             qWarning("publish refused: %.*s", int(line.size()), line.data());
     }
     m_sentAt.pop_front();
-    fill();
 }
 
 } // namespace cmq::bench

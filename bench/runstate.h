@@ -17,6 +17,7 @@ inline qint64 nowMicros()
 struct RunState
 {
     std::atomic<bool> stopPublishing{false};
+    std::atomic<bool> abandon{false}; // the run is over: publishers stop waiting for confirms
     std::atomic<qint64> budget{0};     // messages left to publish when count-limited
     std::atomic<qint64> confirmed{0};  // "ACK <id>" received
     std::atomic<qint64> refused{0};    // "Error: ..." received for a publish
