@@ -99,7 +99,7 @@ void closeSession(SqlSession &session, const QString &connectionName)
 {
     const bool had = session.database().isValid();
     if (had)
-        session.database().close();
+        session.close();
     // Every handle must be gone before removeDatabase(), or Qt warns that it is still in use.
     session = SqlSession();
     if (had || QSqlDatabase::contains(connectionName))

@@ -1,6 +1,7 @@
 #include "sqliteapi.h"
 
 #include <atomic>
+#include <utility>
 
 #include <QSqlDriver>
 #include <QSqlError>
@@ -34,6 +35,7 @@ Api resolve(bool *ok)
     get(api.bindNull, "sqlite3_bind_null");
     get(api.step, "sqlite3_step");
     get(api.reset, "sqlite3_reset");
+    get(api.clearBindings, "sqlite3_clear_bindings");
     get(api.finalize, "sqlite3_finalize");
     get(api.changes, "sqlite3_changes");
     get(api.errmsg, "sqlite3_errmsg");
@@ -71,19 +73,50 @@ Database *connectionOf(const QSqlDatabase &db)
 
 } // namespace lite
 
+lite::Statement *SqliteStatementCache::take(const QByteArray &sql)
+{
+    return m_kept.take(sql);
+}
+
+void SqliteStatementCache::give(const QByteArray &sql, lite::Statement *statement)
+{
+    m_api->reset(statement);
+    // Its bindings point into the values the SqliteRowStatement held, which go with it.
+    m_api->clearBindings(statement);
+    lite::Statement *&slot = m_kept[sql];
+    if (slot)
+        m_api->finalize(statement); // two were in use at once; one is kept
+    else
+        slot = statement;
+}
+
+void SqliteStatementCache::clear()
+{
+    for (lite::Statement *statement : std::as_const(m_kept))
+        m_api->finalize(statement);
+    m_kept.clear();
+}
+
 SqliteRowStatement::~SqliteRowStatement()
 {
-    if (m_statement)
+    if (!m_statement)
+        return;
+    if (m_cache)
+        m_cache->give(m_sql, m_statement);
+    else
         m_api->finalize(m_statement);
 }
 
 Status SqliteRowStatement::prepare(SqlSession &session, const char *sql)
 {
-    const lite::Api *api = lite::api();
-    lite::Database *db = api ? lite::connectionOf(session.database()) : nullptr;
-    if (db) {
-        m_api = api;
-        m_db = db;
+    if (SqliteStatementCache *cache = session.sqliteStatements()) {
+        m_api = cache->api();
+        m_db = cache->database();
+        m_cache = cache;
+        m_sql = QByteArray(sql);
+        m_statement = cache->take(m_sql);
+        if (m_statement)
+            return success();
         if (m_api->prepare(m_db, sql, -1, &m_statement, nullptr) != lite::Ok) {
             m_statement = nullptr; // SQLite sets it to null on failure; finalize(null) is a no-op
             return failure(QString::fromUtf8(m_api->errmsg(m_db)));

@@ -1,13 +1,15 @@
 #pragma once
 // The few SQLite calls the SQLite publish and delivery-update paths make themselves, on the
-// connection QSQLITE opened: statements prepared once per batch and run a row at a time, with
-// values bound natively. Through QtSql each value went through a QVariant, a QString converted
-// to UTF-16 for SQLite to convert back, and QSqlResult's bookkeeping: about a tenth of the
-// storage thread at W=256 (bench/README.md, "SQLite: values bound through SQLite's own API").
-// Resolved at run time from the libsqlite3 that the QSQLITE plugin has loaded, as libpq.h does
-// for libpq, so the broker needs neither SQLite's headers nor a link dependency of its own.
+// connection QSQLITE opened: statements prepared once per connection (SqliteStatementCache) and
+// run a row at a time, with values bound natively. Through QtSql each value went through a
+// QVariant, a QString converted to UTF-16 for SQLite to convert back, and QSqlResult's bookkeeping:
+// about a tenth of the storage thread at W=256 (bench/README.md, "SQLite: values bound through
+// SQLite's own API"). Resolved at run time from the libsqlite3 that the QSQLITE plugin has loaded,
+// as libpq.h does for libpq, so the broker needs neither SQLite's headers nor a link dependency of
+// its own.
 
 #include <QByteArray>
+#include <QHash>
 #include <QSqlQuery>
 #include <QString>
 #include <QVarLengthArray>
@@ -34,6 +36,7 @@ struct Api
     int (*bindNull)(Statement *, int index);
     int (*step)(Statement *);
     int (*reset)(Statement *);
+    int (*clearBindings)(Statement *);
     int (*finalize)(Statement *);
     int (*changes)(Database *);
     const char *(*errmsg)(Database *);
@@ -49,6 +52,44 @@ void setEnabled(bool enabled);
 Database *connectionOf(const QSqlDatabase &db);
 
 } // namespace lite
+
+// The statements SqliteRowStatement prepared on one SQLite connection, kept for the life of the
+// connection: preparing (parsing and planning) the publish and delivery-update statements again
+// for every batch was a fifth of the storage thread's CPU at W=1, where a batch is one message
+// (bench/README.md, "SQLite: statements prepared once per connection"). SQLite re-prepares a
+// kept statement by itself should the schema change. All of them must be finalized before the
+// connection closes (SQLite will not close a connection with statements left): SqlSession::close()
+// does that.
+class SqliteStatementCache
+{
+public:
+    SqliteStatementCache() = default;
+    ~SqliteStatementCache() { clear(); }
+    SqliteStatementCache(const SqliteStatementCache &) = delete;
+    SqliteStatementCache &operator=(const SqliteStatementCache &) = delete;
+
+    // The connection it keeps statements for, set once on first use.
+    void attach(const lite::Api *api, lite::Database *db)
+    {
+        m_api = api;
+        m_db = db;
+    }
+    bool isAttached() const { return m_db != nullptr; }
+    const lite::Api *api() const { return m_api; }
+    lite::Database *database() const { return m_db; }
+    // The kept statement for `sql`, now the caller's, or null when none is kept (or it is in use).
+    lite::Statement *take(const QByteArray &sql);
+    // Back from the caller, reset and without bindings; finalized if one is kept already.
+    void give(const QByteArray &sql, lite::Statement *statement);
+    // Finalizes every kept statement.
+    void clear();
+    qsizetype size() const { return m_kept.size(); }
+
+private:
+    const lite::Api *m_api = nullptr;
+    lite::Database *m_db = nullptr;
+    QHash<QByteArray, lite::Statement *> m_kept;
+};
 
 // One prepared statement on a SQLite session, run a row at a time: through SQLite's own API
 // when lite::api() has it, else through QtSql. Indexes count from 0, as QSqlQuery's do.
@@ -76,6 +117,8 @@ private:
     const lite::Api *m_api = nullptr;
     lite::Database *m_db = nullptr;
     lite::Statement *m_statement = nullptr;
+    SqliteStatementCache *m_cache = nullptr; // where m_statement goes back to
+    QByteArray m_sql;
     QVarLengthArray<QByteArray, 8> m_held; // the bound text and blobs, until bound again
     qint64 m_rowsAffected = 0;
     QString m_error;

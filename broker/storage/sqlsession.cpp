@@ -4,6 +4,8 @@
 #include <QSqlError>
 #include <QSqlField>
 
+#include "sqliteapi.h"
+
 namespace cmq::storage {
 
 SqlSession::SqlSession(QSqlDatabase db, const Dialect &dialect)
@@ -11,6 +13,33 @@ SqlSession::SqlSession(QSqlDatabase db, const Dialect &dialect)
 {
     if (dialect.isPostgres())
         m_libpq = pq::linkOf(m_db);
+    else
+        m_sqliteStatements = std::make_shared<SqliteStatementCache>();
+}
+
+void SqlSession::close()
+{
+    if (m_sqliteStatements) {
+        m_sqliteStatements->clear();
+        m_sqliteStatements->attach(nullptr, nullptr); // a reopened connection is another one
+    }
+    m_db.close();
+}
+
+SqliteStatementCache *SqlSession::sqliteStatements()
+{
+    if (!m_sqliteStatements)
+        return nullptr;
+    const lite::Api *api = lite::api(); // null when switched off: the QtSql fallback
+    if (!api)
+        return nullptr;
+    if (!m_sqliteStatements->isAttached()) {
+        lite::Database *db = lite::connectionOf(m_db);
+        if (!db)
+            return nullptr;
+        m_sqliteStatements->attach(api, db);
+    }
+    return m_sqliteStatements.get();
 }
 
 Status SqlSession::prepareOnce(const char *name, const char *statement)

@@ -6,6 +6,8 @@
 // one multi-statement script: one round trip. QPSQL reports a failure in a later statement of a
 // script only when the caller walks to it, hence finish().
 
+#include <memory>
+
 #include <QDateTime>
 #include <QSet>
 #include <QSqlDatabase>
@@ -20,6 +22,8 @@
 
 namespace cmq::storage {
 
+class SqliteStatementCache;
+
 class SqlSession
 {
 public:
@@ -29,6 +33,13 @@ public:
     SqlSession(QSqlDatabase db, const Dialect &dialect);
 
     QSqlDatabase &database() { return m_db; }
+    // Closes the connection. Use this rather than database().close(): on SQLite it first
+    // finalizes the statements kept prepared (sqliteStatements()), without which SQLite does not
+    // close the connection.
+    void close();
+    // The statements SqliteRowStatement keeps prepared on this SQLite connection, shared by
+    // copies of this session; null on PostgreSQL and when SQLite's API is not used.
+    SqliteStatementCache *sqliteStatements();
     const Dialect &dialect() const { return *m_dialect; }
 
     // libpq behind this PostgreSQL connection, for the binary paths; null on SQLite, and on
@@ -74,6 +85,7 @@ private:
     const Dialect *m_dialect = &sqliteDialect();
     pq::Link m_libpq;
     QSet<QByteArray> m_prepared;
+    std::shared_ptr<SqliteStatementCache> m_sqliteStatements; // SQLite only
 };
 
 } // namespace cmq::storage

@@ -170,7 +170,7 @@ bool StorageWorker::openConnection(QString *error)
                                    .arg(m_fencingEpoch));
             !st) {
             *error = QStringLiteral("cannot declare the leadership epoch: ") + st.error();
-            m_session.database().close();
+            m_session.close();
             m_session = SqlSession();
             return false;
         }
@@ -208,7 +208,7 @@ bool StorageWorker::reconnect()
     if (m_dialect->isServer && m_backend.pid != 0)
         m_lostBackend = m_backend;
     m_backend = {};
-    m_session.database().close();
+    m_session.close();
     QString error;
     if (!openConnection(&error)) {
         qCWarning(lcStorage).noquote() << "reconnect failed:" << error;
