@@ -173,13 +173,21 @@ settle_postgres() {
         waited=$((waited + 1))
     done
 }
+# The machine's CPU time so far: "<stolen> <total>" clock ticks of all CPUs (/proc/stat). On a
+# virtual machine the hypervisor's share ("steal") goes to other guests; 64 × W=1 on SQLite ran at
+# 8,300 msg/s with 27% stolen and 15,700 with none, the same build minutes apart
+# (bench/README.md, "What made 64 × W=1 bimodal"), so every run reports it.
+cpu_ticks() {
+    awk '/^cpu / { print $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat
+}
 run_one() { # ROW SYSTEM ARGS...: one run; appends its JSON line (with CPU figures) to $results
     local row=$1 system=$2
     shift 2
-    local before after out=$work/out.json
+    local before after out=$work/out.json stolen_before stolen_after
     settle_postgres
     # shellcheck disable=SC2046
     before=$(tree_ticks $(server_pids "$system"))
+    stolen_before=$(cpu_ticks)
     if [ "$system" = rabbitmq ]; then
         { time "$work/rabbitmq-load" --host localhost --port "$rmq_port" --certs "$work/certs" --json "$@" \
             >"$out" 2>"$work/run.err"; } 2>"$work/time" || true
@@ -190,31 +198,36 @@ run_one() { # ROW SYSTEM ARGS...: one run; appends its JSON line (with CPU figur
     fi
     # shellcheck disable=SC2046
     after=$(tree_ticks $(server_pids "$system"))
+    stolen_after=$(cpu_ticks)
     if ! tail -1 "$out" | grep -q '^{'; then
         echo "{}" >"$out"
     fi
     # Warnings (refused publishes, connection errors) go with the run they belong to.
     sort "$work/run.err" | uniq -c | sort -rn | head -5 | sed "s/^/    $row $system stderr: /" >&2
     python3 - "$row" "$system" "$out" "$work/time" "$((after - before))" "$(getconf CLK_TCK)" \
-        >>"$results" <<'PY'
+        "$stolen_before" "$stolen_after" >>"$results" <<'PY'
 import json, sys
-row, system, out, timef, ticks, hz = sys.argv[1:]
+row, system, out, timef, ticks, hz, stolen_before, stolen_after = sys.argv[1:]
 r = json.loads(open(out).read().strip().splitlines()[-1] or "{}")
 user, sys_, real = (float(x) for x in open(timef).read().split()[-3:])
 n = max(r.get("confirmed", 0), r.get("delivered", 0)) or 1
 r.update(row=row, system=system, client_cpu_pct=round(100 * (user + sys_) / real, 1),
          client_us_per_msg=round((user + sys_) * 1e6 / n, 1),
          server_us_per_msg=round(int(ticks) / int(hz) * 1e6 / n, 1))
+(s0, t0), (s1, t1) = (map(int, x.split()) for x in (stolen_before, stolen_after))
+r["steal_pct"] = round(100 * (s1 - s0) / (t1 - t0), 1) if t1 > t0 else 0
 print(json.dumps(r))
 PY
     tail -1 "$results" | python3 -c '
 import json, sys
 r = json.loads(sys.stdin.read())
 print("  %-9s %-10s publish %6s msg/s  deliver %6s  drain %6s  confirm p50/p99 %s/%s ms  "
-      "e2e p50/p99/p99.9 %s/%s/%s ms  client CPU %s%% (%s us/msg)  server %s us/msg" % (
+      "e2e p50/p99/p99.9 %s/%s/%s ms  client CPU %s%% (%s us/msg)  server %s us/msg  "
+      "steal %s%%" % (
       r["row"], r["system"], r.get("publish_rate"), r.get("deliver_rate"), r.get("drain_rate"),
       r.get("confirm_p50_ms"), r.get("confirm_p99_ms"), r.get("e2e_p50_ms"), r.get("e2e_p99_ms"),
-      r.get("e2e_p999_ms"), r["client_cpu_pct"], r["client_us_per_msg"], r["server_us_per_msg"]))'
+      r.get("e2e_p999_ms"), r["client_cpu_pct"], r["client_us_per_msg"], r["server_us_per_msg"],
+      r["steal_pct"]))'
 }
 
 systems="rabbitmq postgresql sqlite"
@@ -266,4 +279,9 @@ print("| load generator CPU, W=256 (%% of one core) | %s | %s | | %s | | not the
       get("w256", s, "client_cpu_pct") for s in ("rabbitmq", "postgresql", "sqlite")))
 print("| server CPU per message, W=256 (µs) | %s | %s | | %s | | |" % tuple(
       get("w256", s, "server_us_per_msg") for s in ("rabbitmq", "postgresql", "sqlite")))
+# A row whose runs lost CPU to the hypervisor compares machines, not brokers.
+print("| CPU stolen by the hypervisor, most in any row's run (%%) | %s | %s | | %s | | near 0 |" % tuple(
+      max(r.get("steal_pct", 0) for (row, system), r in rows.items() if system == s)
+      if any(system == s for (_, system) in rows) else 0
+      for s in ("rabbitmq", "postgresql", "sqlite")))
 PY
