@@ -281,7 +281,6 @@ print("| server CPU per message, W=256 (µs) | %s | %s | | %s | | |" % tuple(
       get("w256", s, "server_us_per_msg") for s in ("rabbitmq", "postgresql", "sqlite")))
 # A row whose runs lost CPU to the hypervisor compares machines, not brokers.
 print("| CPU stolen by the hypervisor, most in any row's run (%%) | %s | %s | | %s | | near 0 |" % tuple(
-      max(r.get("steal_pct", 0) for (row, system), r in rows.items() if system == s)
-      if any(system == s for (_, system) in rows) else 0
+      max([r.get("steal_pct", 0) for (_, system), r in rows.items() if system == s], default=0)
       for s in ("rabbitmq", "postgresql", "sqlite")))
 PY

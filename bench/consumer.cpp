@@ -8,7 +8,7 @@ constexpr qint64 kStopCheckUs = 200'000;
 } // namespace
 
 Consumer::Consumer(const BenchOptions &options, RunState &state,
-                   std::shared_ptr<TlsClientContext> context)
+                   std::shared_ptr<SSL_CTX> context)
     : m_options(options), m_state(state), m_socket(std::move(context))
 {
 }

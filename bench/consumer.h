@@ -19,7 +19,7 @@ class Consumer
 {
 public:
     Consumer(const BenchOptions &options, RunState &state,
-             std::shared_ptr<TlsClientContext> context);
+             std::shared_ptr<SSL_CTX> context);
     // Connects, subscribes and acks deliveries until the run is over. Runs on its own thread.
     void run();
     const LatencyHistogram &endToEndLatency() const { return m_latency; }

@@ -93,10 +93,10 @@ int main(int argc, char *argv[])
         return 1;
 
     QString error;
-    const std::shared_ptr<TlsClientContext> publisherTls =
-        TlsClientContext::load(options.certDir, options.sender, &error);
-    const std::shared_ptr<TlsClientContext> consumerTls =
-        TlsClientContext::load(options.certDir, options.receiver, &error);
+    const std::shared_ptr<SSL_CTX> publisherTls =
+        loadClientContext(options.certDir, options.sender, &error);
+    const std::shared_ptr<SSL_CTX> consumerTls =
+        loadClientContext(options.certDir, options.receiver, &error);
     if (!publisherTls || !consumerTls) {
         std::fprintf(stderr, "ciphermq-bench: %s\n", qPrintable(error));
         return 1;

@@ -14,7 +14,7 @@ constexpr qint64 kStopCheckUs = 200'000;
 } // namespace
 
 Publisher::Publisher(const BenchOptions &options, int index, RunState &state,
-                     std::shared_ptr<TlsClientContext> context)
+                     std::shared_ptr<SSL_CTX> context)
     : m_options(options), m_state(state), m_index(index), m_socket(std::move(context))
 {
     m_head = "publish " + options.exchange() + " " + options.routingKey() +

@@ -20,7 +20,7 @@ class Publisher
 {
 public:
     Publisher(const BenchOptions &options, int index, RunState &state,
-              std::shared_ptr<TlsClientContext> context);
+              std::shared_ptr<SSL_CTX> context);
     // Connects, waits for every other publisher to connect, publishes until the run's budget
     // or the stop flag, then waits for the last confirms. Runs on the publisher's own thread.
     void run();

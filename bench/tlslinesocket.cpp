@@ -17,32 +17,27 @@
 #include <unistd.h>
 
 #include "tls/openssl.h"
+#include "tls/tlsidentity.h"
 
 namespace cmq::bench {
 
-namespace {
-
-// What the client library offers (common/tls/tlsidentity.cpp) for TLS 1.2; TLS 1.3's suites are
-// OpenSSL's defaults on both sides, so the broker picks the same suite for either client.
-constexpr char kTls12Ciphers[] = "ECDHE+AESGCM:ECDHE+CHACHA20:!aNULL:!PSK";
-
-} // namespace
-
-std::shared_ptr<TlsClientContext> TlsClientContext::load(const QString &certDir,
-                                                         const QString &identity, QString *error)
+std::shared_ptr<SSL_CTX> loadClientContext(const QString &certDir, const QString &identity,
+                                           QString *error)
 {
-    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+    const std::shared_ptr<SSL_CTX> context(SSL_CTX_new(TLS_client_method()), SSL_CTX_free);
+    SSL_CTX *ctx = context.get();
     if (!ctx) {
         *error = QStringLiteral("SSL_CTX_new: %1").arg(tls::takeOpenSslError());
         return nullptr;
     }
-    std::shared_ptr<TlsClientContext> context(new TlsClientContext(ctx));
     const QDir dir(certDir);
     const QByteArray cert = QFile::encodeName(dir.filePath(identity + ".crt"));
     const QByteArray key = QFile::encodeName(dir.filePath(identity + ".key"));
     const QByteArray ca = QFile::encodeName(dir.filePath(QStringLiteral("ca.crt")));
     SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
-    if (SSL_CTX_set_cipher_list(ctx, kTls12Ciphers) != 1 ||
+    // The client library's TLS 1.2 suites; TLS 1.3's are OpenSSL's defaults on both sides, so
+    // the broker picks the same suite as for a QSslSocket client.
+    if (SSL_CTX_set_cipher_list(ctx, tls::kTls12Ciphers) != 1 ||
         SSL_CTX_use_certificate_chain_file(ctx, cert.constData()) != 1 ||
         SSL_CTX_use_PrivateKey_file(ctx, key.constData(), SSL_FILETYPE_PEM) != 1 ||
         SSL_CTX_check_private_key(ctx) != 1 ||
@@ -58,20 +53,13 @@ std::shared_ptr<TlsClientContext> TlsClientContext::load(const QString &certDir,
     return context;
 }
 
-TlsClientContext::~TlsClientContext()
-{
-    SSL_CTX_free(m_ctx);
-}
-
-TlsLineSocket::TlsLineSocket(std::shared_ptr<TlsClientContext> context)
-    : m_context(std::move(context))
+TlsLineSocket::TlsLineSocket(std::shared_ptr<SSL_CTX> context) : m_context(std::move(context))
 {
 }
 
 TlsLineSocket::~TlsLineSocket()
 {
-    if (m_ssl)
-        SSL_free(m_ssl);
+    m_ssl.reset(); // before the descriptor it uses
     if (m_fd >= 0)
         ::close(m_fd);
 }
@@ -110,18 +98,19 @@ bool TlsLineSocket::open(const QString &host, quint16 port)
     const timeval stuck{30, 0};
     ::setsockopt(m_fd, SOL_SOCKET, SO_SNDTIMEO, &stuck, sizeof stuck);
 
-    m_ssl = SSL_new(m_context->get());
-    if (!m_ssl || SSL_set_fd(m_ssl, m_fd) != 1)
+    m_ssl.reset(SSL_new(m_context.get()));
+    SSL *ssl = m_ssl.get();
+    if (!ssl || SSL_set_fd(ssl, m_fd) != 1)
         return fail(QStringLiteral("SSL_new: %1").arg(tls::takeOpenSslError()));
     // The broker's certificate must name `host`, as QSslSocket checks it: an address against
     // the certificate's IP entries, a name against its DNS entries.
-    X509_VERIFY_PARAM *param = SSL_get0_param(m_ssl);
+    X509_VERIFY_PARAM *param = SSL_get0_param(ssl);
     if (X509_VERIFY_PARAM_set1_ip_asc(param, hostName.constData()) != 1) {
-        SSL_set_tlsext_host_name(m_ssl, hostName.constData());
-        if (SSL_set1_host(m_ssl, hostName.constData()) != 1)
+        SSL_set_tlsext_host_name(ssl, hostName.constData());
+        if (SSL_set1_host(ssl, hostName.constData()) != 1)
             return fail(QStringLiteral("SSL_set1_host: %1").arg(tls::takeOpenSslError()));
     }
-    if (SSL_connect(m_ssl) != 1)
+    if (SSL_connect(ssl) != 1)
         return fail(QStringLiteral("TLS handshake with %1:%2: %3")
                         .arg(host)
                         .arg(port)
@@ -135,7 +124,7 @@ bool TlsLineSocket::writeAll(QByteArrayView bytes)
     // is written.
     if (bytes.isEmpty())
         return true;
-    if (SSL_write(m_ssl, bytes.data(), int(bytes.size())) > 0)
+    if (SSL_write(m_ssl.get(), bytes.data(), int(bytes.size())) > 0)
         return true;
     return fail(QStringLiteral("write: %1").arg(tls::takeOpenSslError()));
 }
@@ -143,7 +132,7 @@ bool TlsLineSocket::writeAll(QByteArrayView bytes)
 TlsLineSocket::ReadResult
 TlsLineSocket::readLines(qint64 timeoutUs, const std::function<void(QByteArrayView)> &onLine)
 {
-    if (SSL_pending(m_ssl) == 0) {
+    if (SSL_pending(m_ssl.get()) == 0) {
         pollfd watched{m_fd, POLLIN, 0};
         const timespec limit{time_t(timeoutUs / 1'000'000), long(timeoutUs % 1'000'000) * 1000};
         const int ready = ::ppoll(&watched, 1, timeoutUs < 0 ? nullptr : &limit, nullptr);
@@ -155,9 +144,9 @@ TlsLineSocket::readLines(qint64 timeoutUs, const std::function<void(QByteArrayVi
         }
     }
     char chunk[16 * 1024]; // one TLS record's worth
-    const int got = SSL_read(m_ssl, chunk, int(sizeof chunk));
+    const int got = SSL_read(m_ssl.get(), chunk, int(sizeof chunk));
     if (got <= 0) {
-        const int reason = SSL_get_error(m_ssl, got);
+        const int reason = SSL_get_error(m_ssl.get(), got);
         if (reason == SSL_ERROR_WANT_READ)
             return ReadResult::TimedOut; // a record without data, such as a session ticket
         m_error = reason == SSL_ERROR_ZERO_RETURN
@@ -182,7 +171,7 @@ TlsLineSocket::readLines(qint64 timeoutUs, const std::function<void(QByteArrayVi
 void TlsLineSocket::close()
 {
     if (m_ssl)
-        SSL_shutdown(m_ssl);
+        SSL_shutdown(m_ssl.get());
     if (m_fd >= 0)
         ::shutdown(m_fd, SHUT_RDWR);
 }

@@ -13,31 +13,22 @@
 #include <QByteArrayView>
 #include <QString>
 
-typedef struct ssl_st SSL;
-typedef struct ssl_ctx_st SSL_CTX;
+#include <openssl/ssl.h>
+
+#include "tls/openssl.h"
 
 namespace cmq::bench {
 
 // What every connection of one identity shares: certificate, key and the CA that signs the
-// broker's certificate. SSL_CTX is safe to share between threads once set up.
-class TlsClientContext
-{
-public:
-    // Null with `error` set when the files do not load.
-    static std::shared_ptr<TlsClientContext> load(const QString &certDir, const QString &identity,
-                                                  QString *error);
-    ~TlsClientContext();
-    SSL_CTX *get() const { return m_ctx; }
-
-private:
-    explicit TlsClientContext(SSL_CTX *ctx) : m_ctx(ctx) {}
-    SSL_CTX *m_ctx;
-};
+// broker's certificate (SSL_CTX is safe to share between threads once set up). Null with `error`
+// set when the files do not load.
+std::shared_ptr<SSL_CTX> loadClientContext(const QString &certDir, const QString &identity,
+                                           QString *error);
 
 class TlsLineSocket
 {
 public:
-    explicit TlsLineSocket(std::shared_ptr<TlsClientContext> context);
+    explicit TlsLineSocket(std::shared_ptr<SSL_CTX> context);
     ~TlsLineSocket();
     TlsLineSocket(const TlsLineSocket &) = delete;
     TlsLineSocket &operator=(const TlsLineSocket &) = delete;
@@ -59,8 +50,8 @@ public:
 private:
     bool fail(const QString &what);
 
-    std::shared_ptr<TlsClientContext> m_context;
-    SSL *m_ssl = nullptr;
+    std::shared_ptr<SSL_CTX> m_context;
+    tls::OpenSslPtr<SSL, SSL_free> m_ssl;
     int m_fd = -1;
     QByteArray m_buffer; // a partial line left from the previous read
     QString m_error;

@@ -24,10 +24,6 @@ namespace {
 // read whole.
 constexpr qint64 maxPemFileSize = 1024 * 1024;
 
-// OpenSSL cipher string for TLS 1.2; ECDHE-ECDSA and ECDHE-RSA suites, whichever the
-// certificate allows.
-constexpr char kTls12Ciphers[] = "ECDHE+AESGCM:ECDHE+CHACHA20:!aNULL:!PSK";
-
 using CrlPtr = OpenSslPtr<X509_CRL, X509_CRL_free>;
 
 Result<QByteArray> readSmallFile(const QString &path, const QString &what)

@@ -21,6 +21,10 @@
 
 namespace cmq::tls {
 
+// OpenSSL cipher string for TLS 1.2: ECDHE-ECDSA and ECDHE-RSA suites, whichever the
+// certificate allows. Also what ciphermq-bench's own OpenSSL connections offer.
+inline constexpr char kTls12Ciphers[] = "ECDHE+AESGCM:ECDHE+CHACHA20:!aNULL:!PSK";
+
 struct TlsFiles
 {
     QString certPath; // PEM, leaf first, optional chain after it

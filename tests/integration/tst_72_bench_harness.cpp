@@ -30,15 +30,18 @@ private Q_SLOTS:
     void brokerKilledMidRunEndsTheRun();
 
 private:
-    QStringList connection() const
+    // The certificates and a broker's address, as the benchmark scripts pass them.
+    static QStringList connection(quint16 port)
     {
         return {"--certs", QFileInfo(certFile("ca.crt")).path(), "--broker",
-                QStringLiteral("127.0.0.1:%1").arg(m_broker.port()), "--json"};
+                QStringLiteral("127.0.0.1:%1").arg(port)};
     }
     // Runs the benchmark to its end; its JSON result in `result`.
     ProcessRun bench(const QStringList &args, QJsonObject *result)
     {
-        const ProcessRun run = runProcess(QStringLiteral(CMQ_BENCH_BIN), connection() + args);
+        const ProcessRun run =
+            runProcess(QStringLiteral(CMQ_BENCH_BIN),
+                       connection(m_broker.port()) + QStringList{"--json"} + args);
         const QList<QByteArray> lines = run.out.trimmed().split('\n');
         *result = QJsonDocument::fromJson(lines.constLast()).object();
         return run;
@@ -81,8 +84,7 @@ void tst_BenchHarness::fixedRateKeepsItsSchedule()
 void tst_BenchHarness::backlogIsDrainedAfterPublishing()
 {
     QJsonObject result;
-    const ProcessRun run =
-        bench({"-p", "2", "-w", "64", "--backlog", "1000"}, &result);
+    const ProcessRun run = bench({"-p", "2", "-w", "64", "--backlog", "1000"}, &result);
     QVERIFY2(run.exitCode == 0, run.err.constData());
     QCOMPARE(result.value("confirmed").toInteger(), 1000);
     QCOMPARE(result.value("delivered").toInteger(), 1000);
@@ -91,10 +93,9 @@ void tst_BenchHarness::backlogIsDrainedAfterPublishing()
 
 void tst_BenchHarness::missingCertificatesAreReported()
 {
-    const ProcessRun run = runProcess(
-        QStringLiteral(CMQ_BENCH_BIN),
-        {"--certs", QFileInfo(certFile("ca.crt")).path(), "--broker",
-         QStringLiteral("127.0.0.1:%1").arg(m_broker.port()), "--sender", "no-such-identity"});
+    const ProcessRun run =
+        runProcess(QStringLiteral(CMQ_BENCH_BIN),
+                   connection(m_broker.port()) + QStringList{"--sender", "no-such-identity"});
     QCOMPARE(run.exitCode, 1);
     QVERIFY2(run.err.contains("no-such-identity"), run.err.constData());
 }
@@ -105,9 +106,8 @@ void tst_BenchHarness::brokerKilledMidRunEndsTheRun()
     QVERIFY2(broker.start(), broker.output().constData());
     QProcess process;
     process.start(QStringLiteral(CMQ_BENCH_BIN),
-                  {"--certs", QFileInfo(certFile("ca.crt")).path(), "--broker",
-                   QStringLiteral("127.0.0.1:%1").arg(broker.port()), "--json", "-p", "4", "-w",
-                   "4", "-d", "600"});
+                  connection(broker.port()) +
+                      QStringList{"--json", "-p", "4", "-w", "4", "-d", "600"});
     QVERIFY(process.waitForStarted());
     // Killed once publishing is under way: messages are in the broker's database.
     BrokerDatabase database(broker, nullptr);
