@@ -22,7 +22,8 @@ namespace {
 // bigint 0x434d510001, which pg_locks shows with objsubid 1, so the two never meet).
 constexpr int LockClass = 0x434d51;
 constexpr int LockObject = 2;
-// A takeover waits this long for row locks of the writes still in flight, then tries again.
+// A takeover waits this long for the writes still in flight (the fence lock they hold, migration
+// 16), then tries again.
 constexpr int TakeoverLockWaitMs = 2000;
 
 Result<LeaderRecord> readRow(SqlSession &session, const QString &expiredExpression)

@@ -297,6 +297,56 @@ const QList<Migration> &migrations()
                 END $$)",
               Runs::OnPostgresOnly},
          }},
+        {16,
+         "fencing: a shared advisory lock instead of a row lock",
+         // FOR SHARE wrote the cluster_leader row on every checked transaction (a WAL record, a
+         // dirty page, a MultiXact whenever the publish and delivery-update connections held it
+         // together) and made the active node's lease renewal wait for every write in flight.
+         // A transaction-level shared advisory lock (0x434d51, 3) lives only in the lock table;
+         // any change of the epoch takes it exclusively (the row trigger below, so an operator's
+         // UPDATE is covered too), which waits for every write that checked the old epoch and
+         // holds back every later check until the new epoch is committed. The plain read that
+         // follows the lock sees that epoch: in READ COMMITTED each statement of a volatile
+         // function takes a new snapshot. A transaction with an older snapshot (REPEATABLE READ
+         // and up) could read the old epoch after the change, so it still locks the row, which
+         // fails on a concurrent change (docs/STORAGE.md, "Leadership and fencing").
+         {
+             {R"(CREATE OR REPLACE FUNCTION ciphermq_check_epoch() RETURNS trigger
+                LANGUAGE plpgsql AS $$
+                DECLARE
+                    declared TEXT := current_setting('ciphermq.epoch', true);
+                BEGIN
+                    IF declared IS NULL OR declared = ''
+                       OR current_setting('ciphermq.epoch_held', true) = '1' THEN
+                        RETURN NULL;
+                    END IF;
+                    PERFORM pg_advisory_xact_lock_shared(4410705, 3);
+                    IF current_setting('transaction_isolation') = 'read committed' THEN
+                        PERFORM 1 FROM cluster_leader WHERE id = 1 AND epoch = declared::BIGINT;
+                    ELSE
+                        PERFORM 1 FROM cluster_leader WHERE id = 1 AND epoch = declared::BIGINT
+                            FOR SHARE;
+                    END IF;
+                    IF NOT FOUND THEN
+                        RAISE EXCEPTION 'fenced: leadership epoch % is no longer current, '
+                            'another node is active', declared;
+                    END IF;
+                    PERFORM set_config('ciphermq.epoch_held', '1', true);
+                    RETURN NULL;
+                END $$)",
+              Runs::OnPostgresOnly},
+             {R"(CREATE FUNCTION ciphermq_epoch_change() RETURNS trigger
+                LANGUAGE plpgsql AS $$
+                BEGIN
+                    PERFORM pg_advisory_xact_lock(4410705, 3);
+                    RETURN NEW;
+                END $$)",
+              Runs::OnPostgresOnly},
+             {"CREATE TRIGGER ciphermq_epoch_change BEFORE UPDATE ON cluster_leader FOR EACH ROW "
+              "WHEN (OLD.epoch IS DISTINCT FROM NEW.epoch) "
+              "EXECUTE FUNCTION ciphermq_epoch_change()",
+              Runs::OnPostgresOnly},
+         }},
     };
     return list;
 }

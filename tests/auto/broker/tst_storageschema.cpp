@@ -162,9 +162,12 @@ void tst_StorageSchema::upgradeKeepsQueueEntries()
 }
 
 // The fencing trigger (docs/STORAGE.md, "Leadership and fencing") checks the declared epoch once
-// per transaction (migration 15): the row lock of that first check must keep a takeover waiting
-// until the transaction ends, later statements of the transaction must pass without a check of
-// their own, and a savepoint rolled back must give up the lock and the "checked" mark together.
+// per transaction (migration 15): the lock of that first check (a shared advisory lock since
+// migration 16) must keep a takeover waiting until the transaction ends, later statements of the
+// transaction must pass without a check of their own, and a savepoint rolled back must give up
+// the lock and the "checked" mark together. The active node's lease renewal (an UPDATE of the
+// row that leaves the epoch alone) must not wait for writes in flight: with migration 15's row
+// lock it did. A REPEATABLE READ transaction whose snapshot predates a takeover must not pass.
 void tst_StorageSchema::fenceHoldsForTheWholeTransaction()
 {
     test::SessionDatabase database(u"postgresql"_s);
@@ -233,6 +236,28 @@ void tst_StorageSchema::fenceHoldsForTheWholeTransaction()
     while (onNode.next())
         names << onNode.value(0).toString();
     QCOMPARE(names, (QStringList{u"first"_s, u"second"_s}));
+
+    // Lease renewal beside an open write: no wait. The takeover still waits.
+    QCOMPARE(bumpEpoch(7), u"ok"_s);
+    QCOMPARE(run(onNode, u"BEGIN"_s), u"ok"_s);
+    QCOMPARE(write(u"renewed"_s), u"ok"_s);
+    QCOMPARE(run(onTakeover,
+                 u"UPDATE cluster_leader SET renewed_at = now() WHERE id = 1 AND epoch = 7"_s),
+             u"ok"_s);
+    QCOMPARE(bumpEpoch(8), waiting);
+    QCOMPARE(run(onNode, u"COMMIT"_s), u"ok"_s);
+
+    // A snapshot taken before the takeover committed must not see the old epoch as current.
+    QCOMPARE(bumpEpoch(7), u"ok"_s);
+    QCOMPARE(run(onNode, u"BEGIN ISOLATION LEVEL REPEATABLE READ"_s), u"ok"_s);
+    QCOMPARE(run(onNode, u"SELECT count(*) FROM exchanges"_s), u"ok"_s); // takes the snapshot
+    QCOMPARE(bumpEpoch(8), u"ok"_s);
+    QCOMPARE_NE(write(u"stale-snapshot"_s), u"ok"_s);
+    QCOMPARE(run(onNode, u"ROLLBACK"_s), u"ok"_s);
+    QCOMPARE(run(onNode, u"SELECT count(*) FROM exchanges WHERE name = 'stale-snapshot'"_s),
+             u"ok"_s);
+    QVERIFY(onNode.next());
+    QCOMPARE(onNode.value(0).toInt(), 0);
 }
 
 QTEST_GUILESS_MAIN(tst_StorageSchema)
