@@ -7,8 +7,7 @@ namespace {
 constexpr qint64 kStopCheckUs = 200'000;
 } // namespace
 
-Consumer::Consumer(const BenchOptions &options, RunState &state,
-                   std::shared_ptr<SSL_CTX> context)
+Consumer::Consumer(const BenchOptions &options, RunState &state, std::shared_ptr<SSL_CTX> context)
     : m_options(options), m_state(state), m_socket(std::move(context))
 {
 }
@@ -25,8 +24,14 @@ void Consumer::run()
     const auto onLine = [this](QByteArrayView line) { this->onLine(line); };
     while (!m_state.abandon.load(std::memory_order_relaxed)) {
         m_acks.resize(0); // keeps the capacity
-        if (m_socket.readLines(kStopCheckUs, onLine) == TlsLineSocket::ReadResult::Closed ||
-            !m_socket.writeAll(m_acks)) {
+        const bool closed =
+            m_socket.readLines(kStopCheckUs, onLine) == TlsLineSocket::ReadResult::Closed;
+        if (!m_refusal.isEmpty()) { // the broker's reason, rather than the close that follows
+            qWarning("consumer: %s", m_refusal.constData());
+            ++m_state.failures;
+            return;
+        }
+        if (closed || !m_socket.writeAll(m_acks)) {
             qWarning("consumer: %s", qPrintable(m_socket.errorString()));
             ++m_state.failures;
             return;
@@ -42,6 +47,8 @@ void Consumer::onLine(QByteArrayView line)
             m_subscribed = true;
             storeFirst(m_state.subscribedUs, nowMicros());
             ++m_state.consumersReady;
+        } else if (!m_subscribed && line.startsWith("Error") && m_refusal.isEmpty()) {
+            m_refusal = line.toByteArray();
         }
         return;
     }

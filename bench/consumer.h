@@ -18,8 +18,7 @@ namespace cmq::bench {
 class Consumer
 {
 public:
-    Consumer(const BenchOptions &options, RunState &state,
-             std::shared_ptr<SSL_CTX> context);
+    Consumer(const BenchOptions &options, RunState &state, std::shared_ptr<SSL_CTX> context);
     // Connects, subscribes and acks deliveries until the run is over. Runs on its own thread.
     void run();
     const LatencyHistogram &endToEndLatency() const { return m_latency; }
@@ -32,6 +31,7 @@ private:
     TlsLineSocket m_socket;
     QByteArray m_acks; // the acks for one read's deliveries, sent together
     bool m_subscribed = false;
+    QByteArray m_refusal; // an "Error: ..." line before "Subscribed to queue"
     LatencyHistogram m_latency;
 };
 

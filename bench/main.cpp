@@ -129,6 +129,12 @@ int main(int argc, char *argv[])
         if (options.brokerPid > 0)
             maxRss = std::max(maxRss, rssKiB(options.brokerPid));
         const qint64 now = nowMicros();
+        // Before anything else: a consumer that failed before subscribing would otherwise be
+        // waited for below for ever.
+        if (state.failures.load() > 0) {
+            app.quit();
+            return;
+        }
         if (!publishing) {
             if (!drainRun && state.consumersReady.load() < options.consumers)
                 return;
@@ -153,7 +159,7 @@ int main(int argc, char *argv[])
                              || state.delivered.load() >= state.confirmed.load();
         const bool drainTimedOut = published && now - state.lastDeliveryUs.load() > 30'000'000
                                    && now - state.lastConfirmUs.load() > 30'000'000;
-        if ((published && drained) || drainTimedOut || state.failures.load() > 0)
+        if ((published && drained) || drainTimedOut)
             app.quit();
     });
     tick.start();

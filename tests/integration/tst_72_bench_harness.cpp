@@ -27,6 +27,7 @@ private Q_SLOTS:
     void fixedRateKeepsItsSchedule();
     void backlogIsDrainedAfterPublishing();
     void missingCertificatesAreReported();
+    void refusedConsumerEndsTheRun();
     void brokerKilledMidRunEndsTheRun();
 
 private:
@@ -98,6 +99,23 @@ void tst_BenchHarness::missingCertificatesAreReported()
                    connection(m_broker.port()) + QStringList{"--sender", "no-such-identity"});
     QCOMPARE(run.exitCode, 1);
     QVERIFY2(run.err.contains("no-such-identity"), run.err.constData());
+}
+
+void tst_BenchHarness::refusedConsumerEndsTheRun()
+{
+    // One consumer connection per CN: the second of `-c 2` gets "Error: ..." and is closed
+    // before it ever subscribes. The run must end as failed (with the broker's reason when that
+    // line arrived before the close) instead of waiting for that consumer to subscribe.
+    BrokerProcess broker;
+    broker.set("rate_limit.enabled", "true");
+    broker.set("rate_limit.max_connections_per_cn", "1");
+    QVERIFY2(broker.start(), broker.output().constData());
+    const ProcessRun run =
+        runProcess(QStringLiteral(CMQ_BENCH_BIN),
+                   connection(broker.port()) + QStringList{"-c", "2", "-n", "10"},
+                   QProcessEnvironment(QProcessEnvironment::InheritFromParent), {}, 60000);
+    QVERIFY2(run.exitCode == 1, run.err.constData());
+    QVERIFY2(run.err.contains("consumer: "), run.err.constData());
 }
 
 void tst_BenchHarness::brokerKilledMidRunEndsTheRun()
