@@ -3,7 +3,8 @@
 // through plain QtSql must leave the same metadata, envelopes and queue entries (in the same order)
 // and report the same ids as inserted. The batches carry what a writer could get wrong: quotes,
 // backslashes, braces and commas (array syntax), non-ASCII text, every byte value in an envelope, a
-// large envelope, repeated target queues, repeats within a batch and ids already in the database.
+// large envelope, repeated target queues, repeats within a batch and ids already in the database,
+// in batches of many messages and of one (which PostgreSQL writes with a statement of its own).
 
 #include <QRandomGenerator>
 #include <QSqlError>
@@ -68,7 +69,21 @@ QList<QList<MessageRecord>> batches()
     second[0].sender = QStringLiteral("svc 'o' \\ \"x\"");
     second[1].exchange = QStringLiteral("ex{1,2}");
     second[2].routingKey = QStringLiteral("ключ.ü");
-    return {first, second};
+    // Batches of one message for one queue: PostgreSQL writes them with a statement of their own
+    // (scalar parameters instead of arrays), new, already stored, and after a refused record.
+    QList<MessageRecord> single = {
+        record(QStringLiteral("single 'q' {a,b} \\ ü"), {"q{1}"}, everyByte(), 11)};
+    single[0].sender = QStringLiteral("svc {1,2} 'o' ü");
+    single[0].exchange = QStringLiteral("ex \"x\"");
+    single[0].routingKey = QStringLiteral("rk,ключ");
+    QList<MessageRecord> singleStored = {record(QStringLiteral("m-1"), {"q3"}, "again", 12)};
+    QList<MessageRecord> singleTwice = {
+        record(QStringLiteral("single-twice"), {"q2", "q2"}, QByteArray(1, '\0'), 13)};
+    QList<MessageRecord> afterRefused = {
+        record(QString(), {"q1"}, "no id", 14),
+        record(QStringLiteral("after-refused"), {"q1"}, QByteArray(65536, 'z'), 15)};
+    afterRefused.first().messageId.clear();
+    return {first, second, single, singleStored, singleTwice, afterRefused};
 }
 
 struct Written
@@ -171,7 +186,10 @@ void tst_PublishParity::sameRows()
 
     // The scenario covers what it says: both batches inserted something, and every table has
     // rows from both.
-    QCOMPARE(sqlite.inserted.size(), 2);
+    QCOMPARE(sqlite.inserted.size(), 6);
+    QCOMPARE(sqlite.inserted.mid(2),
+             QStringList({"single 'q' {a,b} \\ ü 0:", " 1:", "single-twice 0:",
+                          "after-refused 2:empty message id,0:"}));
     QVERIFY(sqlite.rows.filter(QStringLiteral("entry|")).size() > 8);
     // Shared envelopes only for the messages routed to several queues (migration 14).
     QStringList bodies = sqlite.rows.filter(QStringLiteral("body|"));
