@@ -141,7 +141,10 @@ void tst_BenchHarness::brokerKilledMidRunEndsTheRun()
     QVERIFY2(process.waitForFinished(60000), "ciphermq-bench still running");
     QCOMPARE(process.exitStatus(), QProcess::NormalExit);
     QCOMPARE(process.exitCode(), 1);
-    QVERIFY(process.readAllStandardError().contains("publisher:"));
+    // Whichever connection saw the broker go first says so; the others may just stop, since the
+    // run is abandoned as soon as one connection has failed.
+    const QByteArray err = process.readAllStandardError();
+    QVERIFY2(err.contains("publisher:") || err.contains("consumer:"), err.constData());
 }
 
 QTEST_GUILESS_MAIN(tst_BenchHarness)
