@@ -133,8 +133,13 @@ const char UpdatesStatement[] =
 // applyDeliveryUpdates). And find rows by index: the prepared statement's generic plan is made
 // once, while the tables are small, and a sequential scan chosen then would stay the plan while
 // the metadata table grows (rows are kept for the retention period): a full scan per batch.
+// A connection that writes nothing but these updates (SqlSession::updatesOnly()) keeps the same
+// settings for its whole session instead: each update is then one statement, its own implicit
+// transaction, a single round trip where BEGIN, the settings, the statement and COMMIT take four.
 const char TransactionSettings[] = "SELECT set_config('synchronous_commit', 'off', true), "
                                    "set_config('enable_seqscan', 'off', true)";
+const char SessionSettings[] = "SELECT set_config('synchronous_commit', 'off', false), "
+                               "set_config('enable_seqscan', 'off', false)";
 
 // Checks a command's outcome and frees its result; false with `error` set otherwise.
 bool runCommand(const pq::Api &api, pq::ResultSet *result, QString *error,
@@ -208,6 +213,11 @@ Status applyPostgresBinary(SqlSession &session, const pq::Link &link,
     const pq::Api &api = *link.api;
     pq::Connection *connection = link.connection;
     QString error;
+    if (session.updatesOnly()) {
+        if (!runCommand(api, pq::execPrepared(link, UpdatesStatementName, arrays), &error))
+            return failure(error);
+        return success();
+    }
     if (!runCommand(api,
                     api.execParams(connection, "BEGIN", 0, nullptr, nullptr, nullptr, nullptr, 0),
                     &error))
@@ -366,6 +376,11 @@ Status applySqliteRows(SqlSession &session, const QList<DeliveryUpdate> &updates
 }
 
 } // namespace
+
+const char *updatesOnlySessionSettings()
+{
+    return SessionSettings;
+}
 
 Status applyDeliveryUpdates(SqlSession &session, const QList<DeliveryUpdate> &updates)
 {

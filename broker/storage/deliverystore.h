@@ -26,6 +26,11 @@ struct DeliveryUpdate
 // sent again.
 Status applyDeliveryUpdates(SqlSession &session, const QList<DeliveryUpdate> &updates);
 
+// PostgreSQL: the settings an update transaction takes for itself, as one statement that sets
+// them for the whole session instead, for a connection that writes nothing but delivery
+// updates (SqlSession::updatesOnly()). Run on every (re)connect of such a connection.
+const char *updatesOnlySessionSettings();
+
 // Deletes up to `limit` metadata rows whose message left every queue and whose last event is
 // older than `cutoff`. Returns how many were deleted.
 Result<qint64> purgeExpiredMetadata(SqlSession &session, const QDateTime &cutoff, int limit);

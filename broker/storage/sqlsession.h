@@ -46,6 +46,12 @@ public:
     // PostgreSQL when libpq cannot be resolved or is switched off (then plain QtSql it is).
     const pq::Link *libpq() const { return m_libpq.connection ? &m_libpq : nullptr; }
 
+    // A PostgreSQL connection that writes nothing but delivery updates and carries their
+    // settings (updatesOnlySessionSettings() in deliverystore.h) for the whole session, set by
+    // the worker that opened it; a copy of the session keeps the mark.
+    void setUpdatesOnly() { m_updatesOnly = true; }
+    bool updatesOnly() const { return m_updatesOnly; }
+
     // Server-side prepared statements live as long as the connection, and so does this session
     // object: the worker makes a new one for every (re)connect. Prepares `statement` as `name`
     // through libpq() unless this session did already.
@@ -85,6 +91,7 @@ private:
     const Dialect *m_dialect = &sqliteDialect();
     pq::Link m_libpq;
     QSet<QByteArray> m_prepared;
+    bool m_updatesOnly = false;
     std::shared_ptr<SqliteStatementCache> m_sqliteStatements; // SQLite only
 };
 

@@ -119,6 +119,7 @@ private:
     int m_retentionDays = 7;
     int m_recoveryWindow = 0;
     qint64 m_fencingEpoch = 0;
+    bool m_updatesOnly = false; // opened by openForUpdates(): see SqlSession::updatesOnly()
     int m_backoffMs = 0;
     BackendIdentity m_backend;
     std::optional<BackendIdentity> m_lostBackend;

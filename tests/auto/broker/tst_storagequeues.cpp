@@ -18,6 +18,8 @@ private Q_SLOTS:
     void deliveryUpdatesFlushTriggers();
     void updateConnection_data();
     void updateConnection();
+    void updateConnectionLost_data();
+    void updateConnectionLost();
     void pageReadAfterAck_data();
     void pageReadAfterAck();
     void deleteAndPurgeQueue_data() { addDrivers(); }
@@ -163,6 +165,51 @@ void tst_StorageQueues::updateConnection()
         QStringLiteral("SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() "
                        "AND application_name = 'ciphermq-broker'");
     QTRY_COMPARE_WITH_TIMEOUT(backend.count(count), connections, Timeout);
+}
+
+// The update connection takes its settings for the session, not per transaction, and sends each
+// statement alone: a backend it loses is replaced, the settings declared again, and what was
+// handed over is written there.
+void tst_StorageQueues::updateConnectionLost_data()
+{
+    QTest::addColumn<QString>("driver");
+    QTest::newRow("postgresql") << QStringLiteral("postgresql");
+}
+
+void tst_StorageQueues::updateConnectionLost()
+{
+    BACKEND(backend);
+    const auto opened = openWithUpdateConnection(backend, true);
+    QVERIFY(opened);
+    Storage &storage = *opened;
+    QCOMPARE(outcomes(publishAndWait(storage, {message("l1", {"q"}), message("l2", {"q"})})),
+             QList<PublishOutcome>(2, PublishOutcome::Stored));
+    const QString entries = QStringLiteral("SELECT COUNT(*) FROM queue_entries");
+    storage.markAcknowledged("q", "l1");
+    storage.flushDeliveryUpdates();
+    QTRY_COMPARE_WITH_TIMEOUT(backend.count(entries), 1, Timeout);
+
+    // The update connection is the broker's newer backend (opened after the worker's).
+    const QString broker =
+        QStringLiteral("FROM pg_stat_activity WHERE datname = current_database() "
+                       "AND application_name = 'ciphermq-broker'");
+    QTRY_COMPARE_WITH_TIMEOUT(backend.count(QStringLiteral("SELECT COUNT(*) ") + broker), 2,
+                              Timeout);
+    const int updater = backend.count(QStringLiteral("SELECT pid ") + broker +
+                                      QStringLiteral(" ORDER BY backend_start DESC LIMIT 1"));
+    QVERIFY(backend.exec(QStringLiteral("SELECT pg_terminate_backend(%1)").arg(updater)));
+    QTRY_COMPARE_WITH_TIMEOUT(
+        backend.count(
+            QStringLiteral("SELECT COUNT(*) FROM pg_stat_activity WHERE pid = %1").arg(updater)),
+        0, Timeout);
+
+    storage.markAcknowledged("q", "l2");
+    storage.flushDeliveryUpdates();
+    QTRY_COMPARE_WITH_TIMEOUT(backend.count(entries), 0, Timeout);
+    QCOMPARE(backend.count(QStringLiteral("SELECT COUNT(*) FROM message_metadata "
+                                          "WHERE status = 'acknowledged'")),
+             2);
+    QCOMPARE(backend.count(QStringLiteral("SELECT COUNT(*) ") + broker), 2);
 }
 
 void tst_StorageQueues::pageReadAfterAck_data()
