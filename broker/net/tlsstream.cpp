@@ -9,12 +9,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <QSocketNotifier>
-
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
+#include "net/socketwatch.h"
 #include "net/tlscontext.h"
 
 namespace cmq {
@@ -115,11 +114,9 @@ TlsStream::TlsStream(int descriptor, std::shared_ptr<const TlsContext> context, 
             BIO_set_callback_ex(socket, noteShortReads);
         }
     }
-    m_readNotifier = new QSocketNotifier(m_fd, QSocketNotifier::Read, this);
-    m_writeNotifier = new QSocketNotifier(m_fd, QSocketNotifier::Write, this);
-    m_writeNotifier->setEnabled(false);
-    connect(m_readNotifier, &QSocketNotifier::activated, this, &TlsStream::onReadable);
-    connect(m_writeNotifier, &QSocketNotifier::activated, this, &TlsStream::onWritable);
+    m_watch = new SocketWatch(m_fd, this); // reading on, writing off
+    connect(m_watch, &SocketWatch::readable, this, &TlsStream::onReadable);
+    connect(m_watch, &SocketWatch::writable, this, &TlsStream::onWritable);
 }
 
 TlsStream::~TlsStream()
@@ -278,7 +275,7 @@ QByteArray TlsStream::read(qint64 maxBytes)
         }
     }
     // Reading had stopped at the limit; what OpenSSL or the kernel holds is read now.
-    if (m_readNotifier && !m_readNotifier->isEnabled() && m_encrypted && !m_writeWantsRead)
+    if (m_watch && !m_watch->isReadEnabled() && m_encrypted && !m_writeWantsRead)
         pull();
     return out;
 }
@@ -411,10 +408,8 @@ void TlsStream::closeNow(bool sendCloseNotify)
         m_ssl = nullptr;
     }
     ERR_clear_error();
-    delete m_readNotifier;
-    m_readNotifier = nullptr;
-    delete m_writeNotifier;
-    m_writeNotifier = nullptr;
+    delete m_watch; // before the descriptor closes: it leaves the epoll set by it
+    m_watch = nullptr;
     if (m_fd >= 0)
         ::close(m_fd);
     m_fd = -1;
@@ -424,14 +419,14 @@ void TlsStream::closeNow(bool sendCloseNotify)
 
 void TlsStream::watchReadable(bool on)
 {
-    if (m_readNotifier)
-        m_readNotifier->setEnabled(on);
+    if (m_watch)
+        m_watch->setReadEnabled(on);
 }
 
 void TlsStream::watchWritable(bool on)
 {
-    if (m_writeNotifier)
-        m_writeNotifier->setEnabled(on);
+    if (m_watch)
+        m_watch->setWriteEnabled(on);
 }
 
 } // namespace cmq

@@ -1,10 +1,10 @@
 #pragma once
 // One data connection's TLS, done directly with OpenSSL on the accepted socket: an SSL object
-// from the shared TlsContext, read and written through the descriptor, watched by two socket
-// notifiers. It replaces QSslSocket on the data listener because of what an idle connection
-// keeps (docs/ARCHITECTURE.md, "A connection's memory"): no SSL_CTX of its own, no Qt read or
-// write chunks; plaintext is held only while there is some (reads go through one buffer per
-// thread). The interface is the part of QSslSocket's that Session and Broker use.
+// from the shared TlsContext, read and written through the descriptor, watched through the
+// thread's epoll set (SocketWatch). It replaces QSslSocket on the data listener because of what an
+// idle connection keeps (docs/ARCHITECTURE.md, "A connection's memory"): no SSL_CTX of its own, no
+// Qt read or write chunks; plaintext is held only while there is some (reads go through one buffer
+// per thread). The interface is the part of QSslSocket's that Session and Broker use.
 //
 // Writes within one pass of the event loop are sent together (one TLS record per 16 KB, not
 // per reply line), like QSslSocket does.
@@ -17,11 +17,11 @@
 #include <QObject>
 #include <QSslCertificate>
 
-class QSocketNotifier;
 typedef struct ssl_st SSL;
 
 namespace cmq {
 
+class SocketWatch;
 class TlsContext;
 
 class TlsStream final : public QObject
@@ -95,8 +95,7 @@ private:
     int m_fd;
     std::shared_ptr<const TlsContext> m_context;
     SSL *m_ssl = nullptr;
-    QSocketNotifier *m_readNotifier = nullptr;
-    QSocketNotifier *m_writeNotifier = nullptr;
+    SocketWatch *m_watch = nullptr;
     QAbstractSocket::SocketState m_state = QAbstractSocket::ConnectedState;
     bool m_encrypted = false;
     bool m_closing = false;       // disconnectFromHost() waits for the output to go
