@@ -41,7 +41,7 @@ public:
     void remove(quint64 key)
     {
         m_watches.remove(key);
-        if (m_watches.isEmpty() && !m_dispatching)
+        if (m_watches.isEmpty() && m_dispatching == 0)
             drop();
     }
 
@@ -57,18 +57,19 @@ public:
 private:
     // Whatever is ready now, a bounded number per pass so that timers and posted events still
     // run between them; what is left stays ready (level-triggered) for the next pass. A watch
-    // may be deleted by an earlier one's handler, so each is looked up when its turn comes.
+    // may be deleted by an earlier one's handler, so each is looked up when its turn comes. A
+    // handler that ran an event loop of its own would dispatch again inside this one: the set
+    // is dropped only by the outermost.
     void dispatch()
     {
         epoll_event events[256];
         const int n = ::epoll_wait(m_epoll, events, int(std::size(events)), 0);
-        m_dispatching = true;
+        ++m_dispatching;
         for (int i = 0; i < n; ++i) {
             if (SocketWatch *watch = m_watches.value(events[i].data.u64))
                 watch->deliver(events[i].events);
         }
-        m_dispatching = false;
-        if (m_watches.isEmpty()) {
+        if (--m_dispatching == 0 && m_watches.isEmpty()) {
             // Inside the notifier's own signal: it is deleted once that has returned.
             m_notifier->setEnabled(false);
             m_notifier->deleteLater();
@@ -83,7 +84,7 @@ private:
     QSocketNotifier *m_notifier = nullptr;
     QHash<quint64, SocketWatch *> m_watches;
     quint64 m_lastKey = 0;
-    bool m_dispatching = false;
+    int m_dispatching = 0; // dispatch() calls under way (nested by a handler's own event loop)
 };
 
 thread_local EpollSet *t_set = nullptr;
