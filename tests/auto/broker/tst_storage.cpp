@@ -154,12 +154,12 @@ void tst_Storage::sessionSettings()
                  QStringLiteral("SHOW client_min_messages")};
         expected = {QStringLiteral("off"), QStringLiteral("on"), QStringLiteral("warning")};
     } else {
-        // synchronous=FULL is 2.
+        // synchronous=FULL is 2; secure_delete=FAST is 2 (Debian's SQLite defaults to 1, ON).
         shows = {QStringLiteral("PRAGMA journal_mode"), QStringLiteral("PRAGMA synchronous"),
-                 QStringLiteral("PRAGMA foreign_keys"),
-                 QStringLiteral("PRAGMA wal_autocheckpoint")};
+                 QStringLiteral("PRAGMA foreign_keys"), QStringLiteral("PRAGMA wal_autocheckpoint"),
+                 QStringLiteral("PRAGMA secure_delete")};
         expected = {QStringLiteral("wal"), QStringLiteral("2"), QStringLiteral("1"),
-                    QStringLiteral("10000")};
+                    QStringLiteral("10000"), QStringLiteral("2")};
     }
     const QString name = QStringLiteral("session-settings");
     Result<SqlSession> opened =
