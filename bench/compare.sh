@@ -5,6 +5,10 @@
 #   bench/compare.sh [BUILD_DIR] [DURATION_SECONDS] [BACKLOG]
 # COMPARE_ROWS picks rows (default all); COMPARE_TOML is appended to both CipherMQ brokers'
 # config, e.g. COMPARE_TOML=$'[performance]\ndeliver_before_commit = true'.
+# The logs of the run (both brokers, PostgreSQL's with every statement over 100 ms, checkpoints
+# and autovacuum runs, RabbitMQ's) and each run's JSON line with its start and end time are kept
+# in COMPARE_LOGS (default /tmp/cmq-compare-logs.<UTC time>), so that a row far off its usual
+# figure can be matched against what the servers logged while it ran.
 # Installs Debian's rabbitmq-server and librabbitmq-dev when missing (needs root), keeps the
 # package's own service stopped and disabled, and runs a RabbitMQ node of its own: own config,
 # data directory, node name and loopback-only ports, removed at exit.
@@ -52,7 +56,23 @@ declare -A broker_port broker_pids
 rmq_pid=""
 export ERL_EPMD_PORT ERL_EPMD_ADDRESS=127.0.0.1
 ERL_EPMD_PORT=$(free_port)
+pg_datadir=""
+logs_kept=${COMPARE_LOGS:-/tmp/cmq-compare-logs.$(date -u +%Y%m%dT%H%M%S)}
+keep_logs() {
+    mkdir -p "$logs_kept" || return 0
+    local driver
+    for driver in postgresql sqlite; do
+        [ -d "$work/$driver" ] || continue
+        mkdir -p "$logs_kept/$driver"
+        cp -r "$work/$driver/broker.log" "$work/$driver/logs" "$logs_kept/$driver/" 2>/dev/null || true
+    done
+    [ -z "${pg_datadir:-}" ] || cp "$pg_datadir/server.log" "$logs_kept/postgresql-server.log" 2>/dev/null || true
+    cp -r "$work/rabbitmq/log" "$logs_kept/rabbitmq" 2>/dev/null || true
+    cp "$work/results.jsonl" "$logs_kept/" 2>/dev/null || true
+    echo "compare.sh: logs and per-run results kept in $logs_kept" >&2
+}
 compare_cleanup() {
+    keep_logs
     for pid in "${broker_pids[@]}"; do kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true; done
     if [ -n "$rmq_pid" ]; then
         kill "$rmq_pid" 2>/dev/null && wait "$rmq_pid" 2>/dev/null || true
@@ -62,7 +82,8 @@ compare_cleanup() {
 }
 trap compare_cleanup EXIT
 
-start_pg
+PG_EXTRA="-c log_min_duration_statement=100 -c log_checkpoints=on \
+-c log_autovacuum_min_duration=0 ${PG_EXTRA:-}" start_pg
 pg_datadir=$(cat "$work/pg/datadir")
 for driver in postgresql sqlite; do
     port=$(free_port)
@@ -185,6 +206,8 @@ run_one() { # ROW SYSTEM ARGS...: one run; appends its JSON line (with CPU figur
     shift 2
     local before after out=$work/out.json stolen_before stolen_after
     settle_postgres
+    local started_at
+    started_at=$(date -u '+%F %T')
     # shellcheck disable=SC2046
     before=$(tree_ticks $(server_pids "$system"))
     stolen_before=$(cpu_ticks)
@@ -205,9 +228,9 @@ run_one() { # ROW SYSTEM ARGS...: one run; appends its JSON line (with CPU figur
     # Warnings (refused publishes, connection errors) go with the run they belong to.
     sort "$work/run.err" | uniq -c | sort -rn | head -5 | sed "s/^/    $row $system stderr: /" >&2
     python3 - "$row" "$system" "$out" "$work/time" "$((after - before))" "$(getconf CLK_TCK)" \
-        "$stolen_before" "$stolen_after" >>"$results" <<'PY'
+        "$stolen_before" "$stolen_after" "$started_at" "$(date -u '+%F %T')" >>"$results" <<'PY'
 import json, sys
-row, system, out, timef, ticks, hz, stolen_before, stolen_after = sys.argv[1:]
+row, system, out, timef, ticks, hz, stolen_before, stolen_after, started_at, ended_at = sys.argv[1:]
 r = json.loads(open(out).read().strip().splitlines()[-1] or "{}")
 user, sys_, real = (float(x) for x in open(timef).read().split()[-3:])
 n = max(r.get("confirmed", 0), r.get("delivered", 0)) or 1
@@ -216,6 +239,7 @@ r.update(row=row, system=system, client_cpu_pct=round(100 * (user + sys_) / real
          server_us_per_msg=round(int(ticks) / int(hz) * 1e6 / n, 1))
 (s0, t0), (s1, t1) = (map(int, x.split()) for x in (stolen_before, stolen_after))
 r["steal_pct"] = round(100 * (s1 - s0) / (t1 - t0), 1) if t1 > t0 else 0
+r.update(started_at=started_at, ended_at=ended_at) # UTC, to match the servers' logs
 print(json.dumps(r))
 PY
     tail -1 "$results" | python3 -c '
