@@ -3,9 +3,14 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
+
 #include <QHash>
 #include <QPointer>
 #include <QSocketNotifier>
+
+#include "netlog.h"
 
 namespace cmq {
 
@@ -16,7 +21,7 @@ namespace {
 class EpollSet
 {
 public:
-    EpollSet() : m_epoll(::epoll_create1(EPOLL_CLOEXEC))
+    EpollSet() : m_epoll(::epoll_create1(EPOLL_CLOEXEC)), m_createError(m_epoll < 0 ? errno : 0)
     {
         if (m_epoll >= 0) {
             m_notifier = new QSocketNotifier(m_epoll, QSocketNotifier::Read);
@@ -45,14 +50,22 @@ public:
             drop();
     }
 
-    // EPOLL_CTL_ADD / MOD / DEL for one descriptor; false if the kernel refused.
+    // EPOLL_CTL_ADD / MOD / DEL for one descriptor; false with errno set if the kernel refused
+    // (or the set could not be made: EBADF).
     bool control(int op, int fd, quint32 events, quint64 key)
     {
+        if (m_epoll < 0) {
+            errno = m_createError;
+            return false;
+        }
         epoll_event event{};
         event.events = events;
         event.data.u64 = key;
         return ::epoll_ctl(m_epoll, op, fd, &event) == 0;
     }
+
+    // Descriptors this set refused so far, this one included.
+    quint64 countRefusal() { return ++m_refused; }
 
 private:
     // Whatever is ready now, a bounded number per pass so that timers and posted events still
@@ -81,10 +94,12 @@ private:
     void drop();
 
     const int m_epoll;
+    const int m_createError; // errno of epoll_create1 when it failed
     QSocketNotifier *m_notifier = nullptr;
     QHash<quint64, SocketWatch *> m_watches;
     quint64 m_lastKey = 0;
     int m_dispatching = 0; // dispatch() calls under way (nested by a handler's own event loop)
+    quint64 m_refused = 0;
 };
 
 thread_local EpollSet *t_set = nullptr;
@@ -112,6 +127,8 @@ SocketWatch::SocketWatch(int descriptor, QObject *parent)
 
 SocketWatch::~SocketWatch()
 {
+    delete m_readNotifier; // before the descriptor closes, as Qt asks
+    delete m_writeNotifier;
     EpollSet &set = threadSet();
     if (m_registered)
         set.control(EPOLL_CTL_DEL, m_fd, 0, m_key);
@@ -141,6 +158,11 @@ void SocketWatch::update()
 {
     if (m_fd < 0)
         return;
+    if (m_readNotifier) {
+        m_readNotifier->setEnabled(m_read);
+        m_writeNotifier->setEnabled(m_write);
+        return;
+    }
     const quint32 events = (m_read ? quint32(EPOLLIN) : 0u) | (m_write ? quint32(EPOLLOUT) : 0u);
     EpollSet &set = threadSet();
     if (events == 0) {
@@ -149,7 +171,34 @@ void SocketWatch::update()
         m_registered = false;
         return;
     }
-    m_registered = set.control(m_registered ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, m_fd, events, m_key);
+    if (!set.control(m_registered ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, m_fd, events, m_key)) {
+        const int error = errno;
+        if (m_registered)
+            set.control(EPOLL_CTL_DEL, m_fd, 0, m_key);
+        m_registered = false;
+        fallBackToNotifiers(error);
+        return;
+    }
+    m_registered = true;
+}
+
+// Without this a watch the set refused would never fire, and its connection would hang
+// unserved without a word in the log.
+void SocketWatch::fallBackToNotifiers(int error)
+{
+    // Once per set and then every 1,000th: a flood of connections must not flood the log too.
+    const quint64 refused = threadSet().countRefusal();
+    if (refused == 1 || refused % 1000 == 0) {
+        qCWarning(lcSession,
+                  "descriptor %d cannot join the epoll set (%s): watched by a socket notifier of "
+                  "its own instead (%llu so far)",
+                  m_fd, strerror(error), static_cast<unsigned long long>(refused));
+    }
+    m_readNotifier = new QSocketNotifier(m_fd, QSocketNotifier::Read, this);
+    m_writeNotifier = new QSocketNotifier(m_fd, QSocketNotifier::Write, this);
+    connect(m_readNotifier, &QSocketNotifier::activated, this, [this] { deliver(EPOLLIN); });
+    connect(m_writeNotifier, &QSocketNotifier::activated, this, [this] { deliver(EPOLLOUT); });
+    update();
 }
 
 void SocketWatch::deliver(quint32 events)

@@ -8,9 +8,13 @@
 // thread's epoll set, and only that set's descriptor is polled by Qt: a pass costs what is
 // ready, not what is open. The semantics are QSocketNotifier's: level-triggered, readable()
 // on data, end of stream or error, writable() on room, error or hang-up, each only while
-// enabled.
+// enabled. Should the kernel refuse the set (no descriptor left to make it, no room for one
+// more watch), the watch falls back to QSocketNotifiers of its own, with a warning: slower with
+// many connections, but the connection is still served.
 
 #include <QObject>
+
+class QSocketNotifier;
 
 namespace cmq {
 
@@ -39,12 +43,16 @@ Q_SIGNALS:
 
 private:
     void update();
+    void fallBackToNotifiers(int error);
 
     const int m_fd;
     const quint64 m_key; // this watch in its thread's set, never reused
     bool m_read = true;
     bool m_write = false;
     bool m_registered = false;
+    // Only when the epoll set refused this descriptor (fallBackToNotifiers).
+    QSocketNotifier *m_readNotifier = nullptr;
+    QSocketNotifier *m_writeNotifier = nullptr;
 };
 
 } // namespace cmq

@@ -1,9 +1,15 @@
 // SocketWatch: a socket's readiness from the thread's epoll set, with QSocketNotifier's
 // semantics (level-triggered, only while enabled). Driven with socket pairs.
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <QFile>
+#include <QRegularExpression>
+
 #include <QSignalSpy>
+#include <QTemporaryFile>
 #include <QTest>
 
 #include "net/socketwatch.h"
@@ -57,6 +63,8 @@ private Q_SLOTS:
     void endOfStreamIsReadable();
     void deletedByAnEarlierHandler();
     void manyWatchesOneSet();
+    void descriptorTheSetRefuses();
+    void noDescriptorLeftForTheSet();
 };
 
 // Level-triggered: it fires again on the next pass while the data is not read.
@@ -167,6 +175,61 @@ void tst_SocketWatch::manyWatchesOneSet()
         pairs.back()->send("x");
     }
     QTRY_COMPARE_WITH_TIMEOUT(heard.size(), Count, Timeout);
+}
+
+// epoll refuses a regular file (EPERM): the watch must still hear it, through a notifier of its
+// own, and say so in the log. Before the fallback such a watch never fired.
+void tst_SocketWatch::descriptorTheSetRefuses()
+{
+    QTemporaryFile file;
+    QVERIFY(file.open());
+    QVERIFY(file.write("data") == 4 && file.flush());
+    const int fd = ::open(QFile::encodeName(file.fileName()).constData(), O_RDONLY | O_CLOEXEC);
+    QVERIFY(fd >= 0);
+    QTest::ignoreMessage(QtWarningMsg, QRegularExpression("cannot join the epoll set"));
+    {
+        SocketWatch watch(fd);
+        QSignalSpy readable(&watch, &SocketWatch::readable);
+        QTRY_VERIFY_WITH_TIMEOUT(readable.count() >= 1, Timeout);
+        watch.setReadEnabled(false);
+        readable.clear();
+        runPasses(50);
+        QCOMPARE(readable.count(), 0); // disabled still means nothing heard
+    }
+    ::close(fd);
+}
+
+// The thread's set is made with its first watch. With no descriptor left for it (the open-file
+// limit reached), the watch falls back to a notifier and its socket is still served.
+void tst_SocketWatch::noDescriptorLeftForTheSet()
+{
+    SocketPair pair;
+    rlimit saved{};
+    QVERIFY(::getrlimit(RLIMIT_NOFILE, &saved) == 0);
+    // Every descriptor up to a lowered limit taken, so epoll_create1 meets EMFILE.
+    rlimit lowered = saved;
+    lowered.rlim_cur = qMin<rlim_t>(saved.rlim_cur, rlim_t(qMax(pair.fd[0], pair.fd[1]) + 64));
+    QVERIFY(::setrlimit(RLIMIT_NOFILE, &lowered) == 0);
+    std::vector<int> fillers;
+    for (int fd; (fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0;)
+        fillers.push_back(fd);
+    QTest::ignoreMessage(QtWarningMsg, QRegularExpression("cannot join the epoll set"));
+    auto watch = std::make_unique<SocketWatch>(pair.fd[0]);
+    for (int fd : fillers)
+        ::close(fd);
+    QVERIFY(::setrlimit(RLIMIT_NOFILE, &saved) == 0);
+
+    QSignalSpy readable(watch.get(), &SocketWatch::readable);
+    pair.send("x");
+    QTRY_VERIFY_WITH_TIMEOUT(readable.count() >= 1, Timeout);
+    watch.reset();
+
+    // With the descriptors back, the next watch makes a working set again.
+    SocketPair other;
+    SocketWatch again(other.fd[0]);
+    QSignalSpy heard(&again, &SocketWatch::readable);
+    other.send("y");
+    QTRY_VERIFY_WITH_TIMEOUT(heard.count() >= 1, Timeout);
 }
 
 QTEST_GUILESS_MAIN(tst_SocketWatch)
