@@ -6,6 +6,10 @@
 # the listener is up; then until the backlog, counted in the background after that, is known
 # (the core's "backlogs of N queues counted" line: from then on depth figures are exact).
 #   bench/recovery.sh [BUILD_DIR] [N] [postgresql|sqlite ...]
+# Each message is written as a publish to one queue writes it (since migration 14): its
+# envelope in its queue entry, no message_bodies row. CMQ_RECOVERY_SHAPE=bodies writes the shape
+# from before (the envelope in message_bodies, the entry without one), which the broker still
+# reads.
 # With CMQ_RECOVERY_LIST=1 it then times the admin listing of that queue's metadata
 # (`cmq admin queue_messages`, docs/ADMIN-PROTOCOL.md): the first, a middle and the last page of
 # 100, and a filter that matches nothing (the worst case: the whole queue is read), each next to
@@ -15,6 +19,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
 count=${2:-1000000}
 drivers=("${@:3}")
+shape=${CMQ_RECOVERY_SHAPE:-entries}
 [ ${#drivers[@]} -gt 0 ] || drivers=(postgresql sqlite)
 work=$(mktemp -d /tmp/cmq-recovery.XXXXXX)
 dbname=recovery
@@ -47,10 +52,18 @@ INSERT INTO queues (name, owner, created_at) VALUES ('receiver_1_queue', 'receiv
 INSERT INTO bindings VALUES ('receiver_1_queue', 'CipherMQ_exchange', 'receiver_1_key');
 INSERT INTO message_metadata (message_id, client_id, exchange, routing_key, sent_time)
   SELECT 'rec-' || g, 'sender_1', 'CipherMQ_exchange', 'receiver_1_key', now() FROM generate_series(1, $count) g;
+$(if [ "$shape" = bodies ]; then cat <<BODIES
 INSERT INTO message_bodies (message_id, envelope)
   SELECT 'rec-' || g, convert_to($(envelope_sql "g::text"), 'UTF8') FROM generate_series(1, $count) g;
 INSERT INTO queue_entries (queue, message_id)
   SELECT 'receiver_1_queue', 'rec-' || g FROM generate_series(1, $count) g ORDER BY g;
+BODIES
+else cat <<ENTRIES
+INSERT INTO queue_entries (queue, message_id, envelope)
+  SELECT 'receiver_1_queue', 'rec-' || g, convert_to($(envelope_sql "g::text"), 'UTF8')
+  FROM generate_series(1, $count) g ORDER BY g;
+ENTRIES
+fi)
 VACUUM ANALYZE;
 SQL
 }
@@ -65,10 +78,18 @@ INSERT INTO bindings VALUES ('receiver_1_queue', 'CipherMQ_exchange', 'receiver_
 WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < $count)
   INSERT INTO message_metadata (message_id, client_id, exchange, routing_key, sent_time)
   SELECT 'rec-' || n, 'sender_1', 'CipherMQ_exchange', 'receiver_1_key', strftime('%Y-%m-%dT%H:%M:%fZ') FROM g;
+$(if [ "$shape" = bodies ]; then cat <<BODIES
 WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < $count)
   INSERT INTO message_bodies (message_id, envelope) SELECT 'rec-' || n, CAST($(envelope_sql "n") AS BLOB) FROM g;
 WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < $count)
   INSERT INTO queue_entries (queue, message_id) SELECT 'receiver_1_queue', 'rec-' || n FROM g;
+BODIES
+else cat <<ENTRIES
+WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < $count)
+  INSERT INTO queue_entries (queue, message_id, envelope)
+  SELECT 'receiver_1_queue', 'rec-' || n, CAST($(envelope_sql "n") AS BLOB) FROM g;
+ENTRIES
+fi)
 COMMIT;
 SQL
 }

@@ -7,7 +7,6 @@
 
 #include <QFile>
 #include <QRegularExpression>
-
 #include <QSignalSpy>
 #include <QTemporaryFile>
 #include <QTest>
