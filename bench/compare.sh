@@ -3,7 +3,9 @@
 # mTLS with certificate identities, durable queues, persistent 1 KB payloads, publisher confirms,
 # manual acks, prefetch 256. Prints every run and then each row's ratio (bench/README.md).
 #   bench/compare.sh [BUILD_DIR] [DURATION_SECONDS] [BACKLOG]
-# COMPARE_ROWS picks rows (default all); COMPARE_TOML is appended to both CipherMQ brokers'
+# COMPARE_ROWS picks rows (default all); COMPARE_REPEAT=n runs each row n rounds (the three
+# systems alternately in each) and reports medians, with each ratio's range over the rounds;
+# COMPARE_TOML is appended to both CipherMQ brokers'
 # config, e.g. COMPARE_TOML=$'[performance]\ndeliver_before_commit = true'.
 # The logs of the run (both brokers, PostgreSQL's with every statement over 100 ms, checkpoints
 # and autovacuum runs, RabbitMQ's) and each run's JSON line with its start and end time are kept
@@ -258,34 +260,61 @@ systems="rabbitmq postgresql sqlite"
 only=${COMPARE_ROWS:-w256 w1 p64w1 rate1000 drain} # e.g. COMPARE_ROWS=rate1000 for one row
 run() { [[ " $only " == *" $1 "* ]] && run_one "$@" || true; }
 echo "== runs (${seconds}s each, the three systems alternately; 1 KB payload = 1,024 bytes before base64)"
-for system in $systems; do run w256 "$system" -p 1 -w 256 -s 1024 -d "$seconds"; done
-for system in $systems; do run w1 "$system" -p 1 -w 1 -s 1024 -d "$seconds"; done
-for system in $systems; do run p64w1 "$system" -p 64 -w 1 -s 1024 -d "$seconds"; done
-for system in $systems; do run rate1000 "$system" -p 1 -w 256 -s 1024 --rate 1000 -d "$seconds"; done
-for system in $systems; do run drain "$system" -p 1 -w 256 -s 1024 --backlog "$backlog"; done
+repeat=${COMPARE_REPEAT:-1}
+each() { # ROW ARGS...: the row on the three systems alternately, COMPARE_REPEAT rounds
+    local row=$1 round system
+    shift
+    for round in $(seq "$repeat"); do
+        for system in $systems; do run "$row" "$system" "$@"; done
+    done
+}
+each w256 -p 1 -w 256 -s 1024 -d "$seconds"
+each w1 -p 1 -w 1 -s 1024 -d "$seconds"
+each p64w1 -p 64 -w 1 -s 1024 -d "$seconds"
+each rate1000 -p 1 -w 256 -s 1024 --rate 1000 -d "$seconds"
+each drain -p 1 -w 256 -s 1024 --backlog "$backlog"
 
 echo "== ratios (CipherMQ / RabbitMQ from this run; load average at end: $(cut -d' ' -f1-3 /proc/loadavg)," \
     "$(($(date +%s) - started)) s in all)"
 python3 - "$results" "$backlog" <<'PY'
-import json, sys
-rows = {}
+import json, statistics, sys
+# Each (row, system)'s runs in the order they ran; with COMPARE_REPEAT rounds a figure is the
+# median of its runs, and a ratio also shows its range over the rounds (round i's CipherMQ run
+# against round i's RabbitMQ run, which ran next to it).
+runs = {}
 for line in open(sys.argv[1]):
     r = json.loads(line)
-    rows[(r["row"], r["system"])] = r
+    runs.setdefault((r["row"], r["system"]), []).append(r)
+def values(row, system, key):
+    return [r.get(key) or 0 for r in runs.get((row, system), [])]
 def get(row, system, key):
-    return rows.get((row, system), {}).get(key) or 0
-def ratio(a, b):
-    return "%.2f×" % (a / b) if a and b else "—"
+    found = [v for v in values(row, system, key) if v]
+    if not found:
+        return 0
+    m = statistics.median(found)
+    return round(m) if m >= 100 else round(m, 3) # msg/s as whole numbers, ms as measured
+def ratio(a, b, each=()):
+    if not (a and b):
+        return "—"
+    spread = [x / y for x, y in each if x and y]
+    if len(spread) < 2:
+        return "%.2f×" % (a / b)
+    return "%.2f× (%.2f–%.2f)" % (a / b, min(spread), max(spread))
+def rounds(row, system, key, base_row=None, base_system="rabbitmq", base_key=None):
+    return list(zip(values(row, system, key),
+                    values(base_row or row, base_system, base_key or key)))
 print("| row | RabbitMQ | CipherMQ PostgreSQL | ratio | CipherMQ SQLite | ratio | target |")
 print("|---|---|---|---|---|---|---|")
 def rate_row(label, row, key, target):
     rmq, pg, sq = (get(row, s, key) for s in ("rabbitmq", "postgresql", "sqlite"))
-    print("| %s | %s | %s | %s | %s | %s | %s |" % (label, rmq, pg, ratio(pg, rmq), sq,
-          ratio(sq, rmq), target))
+    print("| %s | %s | %s | %s | %s | %s | %s |" % (label, rmq, pg,
+          ratio(pg, rmq, rounds(row, "postgresql", key)), sq,
+          ratio(sq, rmq, rounds(row, "sqlite", key)), target))
 rate_row("W=256 publish→confirm msg/s", "w256", "publish_rate", "PG ≥ 2.5×, SQLite ≥ 3×")
 rate_row("W=1 publish→confirm msg/s (1 publisher)", "w1", "publish_rate", "≥ 1.2×")
 rate_row("64 publishers × W=1 msg/s", "p64w1", "publish_rate", "≥ 70% of own W=256")
-own = lambda row, key, s: ratio(get(row, s, key), get("w256", s, "publish_rate"))
+own = lambda row, key, s: ratio(get(row, s, key), get("w256", s, "publish_rate"),
+                                rounds(row, s, key, "w256", s, "publish_rate"))
 print("| 64 × W=1 as share of own W=256 | %s | %s | | %s | | ≥ 0.70× |" % (
       own("p64w1", "publish_rate", "rabbitmq"), own("p64w1", "publish_rate", "postgresql"),
       own("p64w1", "publish_rate", "sqlite")))
@@ -293,7 +322,8 @@ for pct, key in (("p50", "e2e_p50_ms"), ("p99", "e2e_p99_ms")):
     rmq, pg, sq = (get("rate1000", s, key) for s in ("rabbitmq", "postgresql", "sqlite"))
     target = "≤ 1 ms" if pct == "p50" else "≤ 3 ms"
     print("| end-to-end %s at 1,000 msg/s, ms (ratio: lower is better) | %s | %s | %s | %s | %s | %s |"
-          % (pct, rmq, pg, ratio(pg, rmq), sq, ratio(sq, rmq), target))
+          % (pct, rmq, pg, ratio(pg, rmq, rounds("rate1000", "postgresql", key)), sq,
+             ratio(sq, rmq, rounds("rate1000", "sqlite", key)), target))
 rate_row("drain of a %s backlog msg/s" % sys.argv[2], "drain", "drain_rate",
          "≥ own W=256 rate")
 print("| drain as share of own W=256 | %s | %s | | %s | | ≥ 1.00× |" % (
@@ -305,6 +335,7 @@ print("| server CPU per message, W=256 (µs) | %s | %s | | %s | | |" % tuple(
       get("w256", s, "server_us_per_msg") for s in ("rabbitmq", "postgresql", "sqlite")))
 # A row whose runs lost CPU to the hypervisor compares machines, not brokers.
 print("| CPU stolen by the hypervisor, most in any row's run (%%) | %s | %s | | %s | | near 0 |" % tuple(
-      max([r.get("steal_pct", 0) for (_, system), r in rows.items() if system == s], default=0)
+      max([r.get("steal_pct", 0) for (_, system), rs in runs.items() if system == s for r in rs],
+          default=0)
       for s in ("rabbitmq", "postgresql", "sqlite")))
 PY
