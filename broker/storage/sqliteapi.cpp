@@ -39,6 +39,12 @@ Api resolve(bool *ok)
     get(api.finalize, "sqlite3_finalize");
     get(api.changes, "sqlite3_changes");
     get(api.errmsg, "sqlite3_errmsg");
+    get(api.open, "sqlite3_open_v2");
+    get(api.close, "sqlite3_close_v2");
+    get(api.walCheckpoint, "sqlite3_wal_checkpoint_v2");
+    get(api.walHook, "sqlite3_wal_hook");
+    get(api.walAutocheckpoint, "sqlite3_wal_autocheckpoint");
+    get(api.columnText, "sqlite3_column_text");
     *ok = library.ok();
     if (!*ok) {
         qCWarning(lcStorage).noquote()

@@ -40,6 +40,15 @@ struct Api
     int (*finalize)(Statement *);
     int (*changes)(Database *);
     const char *(*errmsg)(Database *);
+    // For the log's checkpoints on a connection of their own (sqlitecheckpointer.h).
+    int (*open)(const char *path, Database **, int flags, const char *vfs);
+    int (*close)(Database *);
+    int (*walCheckpoint)(Database *, const char *schema, int mode, int *logFrames,
+                         int *checkpointedFrames);
+    void *(*walHook)(Database *, int (*)(void *, Database *, const char *schema, int pages),
+                     void *);
+    int (*walAutocheckpoint)(Database *, int pages);
+    const char *(*columnText)(Statement *, int column);
 };
 
 // Null when libsqlite3 cannot be resolved or is switched off; callers then use QtSql.

@@ -1,5 +1,6 @@
 #include "storageworker.h"
 
+#include <QFileInfo>
 #include <QRandomGenerator>
 #include <QSqlError>
 #include <QSqlQuery>
@@ -13,6 +14,7 @@
 #include "keystore.h"
 #include "migrations.h"
 #include "recovery.h"
+#include "sqlitecheckpointer.h"
 #include "storagelog.h"
 
 namespace cmq::storage {
@@ -189,6 +191,11 @@ bool StorageWorker::openConnection(QString *error)
         }
         m_session.setUpdatesOnly();
     }
+    if (!m_dialect->isServer && m_settings.path != QLatin1StringView(":memory:")) {
+        m_checkpointer.reset(); // before a new one takes the hook
+        m_checkpointer = SqliteCheckpointer::start(lite::connectionOf(m_session.database()),
+                                                   QFileInfo(m_settings.path).absoluteFilePath());
+    }
     if (m_dialect->isPostgres()) {
         QSqlQuery query = m_session.newQuery();
         if (m_session.run(query, QStringLiteral("SELECT pg_backend_pid(), backend_start::text "
@@ -204,6 +211,7 @@ bool StorageWorker::openConnection(QString *error)
 
 void StorageWorker::closeConnection()
 {
+    m_checkpointer.reset(); // while the writer it hooks is still open
     closeSession(m_session, m_connectionName);
 }
 
@@ -222,6 +230,7 @@ bool StorageWorker::reconnect()
     if (m_dialect->isServer && m_backend.pid != 0)
         m_lostBackend = m_backend;
     m_backend = {};
+    m_checkpointer.reset(); // while the writer it hooks is still open
     m_session.close();
     QString error;
     if (!openConnection(&error)) {

@@ -23,6 +23,8 @@ namespace cmq::storage {
 
 class BacklogCounter;
 
+class SqliteCheckpointer;
+
 class StorageWorker final : public QObject
 {
     Q_OBJECT
@@ -127,6 +129,9 @@ private:
     QList<DeliveryUpdate> m_pendingUpdates;
     StorageWorker *m_updater = nullptr;        // see setUpdateWriter()
     std::unique_ptr<BacklogCounter> m_counter; // from openAndRecover() until its count is done
+    // SQLite's log checkpoints on a thread of their own while the writer is open (the file's
+    // writer only: not for :memory: or PostgreSQL).
+    std::unique_ptr<SqliteCheckpointer> m_checkpointer;
     QTimer *m_reconnectTimer;
     QTimer *m_purgeTimer;
     QTimer *m_updateTimer; // spaces the delivery-update transactions (UpdateWriteIntervalMs)
