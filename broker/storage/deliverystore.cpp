@@ -266,8 +266,8 @@ template <typename Write> Status relaxed(SqlSession &session, Write write)
 
 struct SqliteStatements
 {
-    SqliteRowStatement entryDelivered, firstDelivery, deleteEntry, acknowledged, evicted,
-        orphanBody;
+    SqliteRowStatement entryDelivered, firstDelivery, deleteOwnEntry, deleteEntry, acknowledged,
+        evicted, orphanBody;
 };
 
 Status prepareSqlite(SqlSession &session, SqliteStatements &q)
@@ -279,6 +279,10 @@ Status prepareSqlite(SqlSession &session, SqliteStatements &q)
         {&q.firstDelivery, "UPDATE message_metadata SET delivered_time = ?, "
                            "status = CASE WHEN status = 'sent' THEN 'delivered' ELSE status END "
                            "WHERE message_id = ? AND delivered_time IS NULL"},
+        // An entry with its own envelope (a message held by one queue, migration 14) leaves no
+        // shared body behind: one statement, where a delete and the body check below take two.
+        {&q.deleteOwnEntry, "DELETE FROM queue_entries WHERE queue = ? AND message_id = ? "
+                            "AND envelope IS NOT NULL"},
         {&q.deleteEntry, "DELETE FROM queue_entries WHERE queue = ? AND message_id = ?"},
         // Also the first delivery's time when the batch carries it (NULL otherwise): a prompt
         // ack arrives in the same batch as its delivery, and one update of the row does both.
@@ -305,6 +309,17 @@ bool execWith(SqliteRowStatement &statement, const QString &first, const QString
     statement.bind(0, first);
     statement.bind(1, second);
     return statement.exec();
+}
+
+// Deletes the entry, and its message's shared body if this was the body's last entry.
+bool removeEntry(SqliteStatements &q, const QString &queue, const QString &messageId)
+{
+    if (!execWith(q.deleteOwnEntry, queue, messageId))
+        return false;
+    if (q.deleteOwnEntry.rowsAffected() > 0)
+        return true;
+    return execWith(q.deleteEntry, queue, messageId) &&
+           execWith(q.orphanBody, messageId, messageId);
 }
 
 // Of the messages acknowledged in `updates`, the time of each one's first delivery in them
@@ -346,12 +361,9 @@ Status applySqliteRows(SqlSession &session, const QList<DeliveryUpdate> &updates
             q.acknowledged.bind(0, deliveredBeforeAck.value(u.messageId));
             q.acknowledged.bind(1, at);
             q.acknowledged.bind(2, u.messageId);
-            return execWith(q.deleteEntry, u.queue, u.messageId) && q.acknowledged.exec() &&
-                   execWith(q.orphanBody, u.messageId, u.messageId);
+            return removeEntry(q, u.queue, u.messageId) && q.acknowledged.exec();
         case Kind::Evicted:
-            return execWith(q.deleteEntry, u.queue, u.messageId) &&
-                   execWith(q.evicted, at, u.messageId) &&
-                   execWith(q.orphanBody, u.messageId, u.messageId);
+            return removeEntry(q, u.queue, u.messageId) && execWith(q.evicted, at, u.messageId);
         }
         return false;
     };
@@ -362,8 +374,8 @@ Status applySqliteRows(SqlSession &session, const QList<DeliveryUpdate> &updates
             if (u.kind == kind && !apply(u)) {
                 QString error;
                 for (const SqliteRowStatement *statement :
-                     {&q.entryDelivered, &q.firstDelivery, &q.deleteEntry, &q.acknowledged,
-                      &q.evicted, &q.orphanBody}) {
+                     {&q.entryDelivered, &q.firstDelivery, &q.deleteOwnEntry, &q.deleteEntry,
+                      &q.acknowledged, &q.evicted, &q.orphanBody}) {
                     if (!statement->error().isEmpty())
                         error = statement->error();
                 }
