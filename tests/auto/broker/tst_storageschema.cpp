@@ -81,6 +81,7 @@ private Q_SLOTS:
     void upgradeKeepsQueueEntries_data();
     void upgradeKeepsQueueEntries();
     void fenceHoldsForTheWholeTransaction();
+    void sqliteStatusCheckBuildsNoTable();
 };
 
 void tst_StorageSchema::freshSchemaIsTheShippedOne_data()
@@ -258,6 +259,64 @@ void tst_StorageSchema::fenceHoldsForTheWholeTransaction()
              u"ok"_s);
     QVERIFY(onNode.next());
     QCOMPARE(onNode.value(0).toInt(), 0);
+}
+
+// Migration 17: SQLite compiled the metadata status check "status IN (four values)" into a
+// temporary b-tree built for every row checked, a pager opened and closed for every message
+// published and acknowledged (bench/README.md). Rows written before the migration stay, the
+// statements the broker runs on every message build no table, and the check still refuses a
+// status outside the four.
+void tst_StorageSchema::sqliteStatusCheckBuildsNoTable()
+{
+    test::SessionDatabase database(u"sqlite"_s);
+    QVERIFY2(database.error().isEmpty(), qPrintable(database.error()));
+    const Status before = storage::migrate(database.session(), 16);
+    QVERIFY2(before, qPrintable(before.error()));
+    QSqlQuery query(database.session().database());
+    auto exec = [&](const QString &sql) {
+        const bool ok = query.exec(sql);
+        if (!ok)
+            qWarning() << sql << query.lastError().text();
+        return ok;
+    };
+    QVERIFY(exec(u"INSERT INTO message_metadata (message_id, client_id, exchange, routing_key, "
+                 "sent_time, status) VALUES ('m1', 'alice', 'x', 'k', "
+                 "'2026-12-07T00:00:00.000Z', 'delivered')"_s));
+
+    const Status after = storage::migrate(database.session());
+    QVERIFY2(after, qPrintable(after.error()));
+    // The statements of the publish and delivery-update paths (publishwriter.cpp,
+    // deliverystore.cpp), as SQLite would run them.
+    const QString perMessage[] = {
+        u"INSERT INTO message_metadata (message_id, client_id, exchange, routing_key, sent_time, "
+        "status, commit_token) VALUES ('m2', 'alice', 'x', 'k', '2026-12-07T00:00:01.000Z', "
+        "'sent', 1) ON CONFLICT (message_id) DO NOTHING"_s,
+        u"UPDATE message_metadata SET delivered_time = COALESCE(delivered_time, NULL), "
+        "acknowledged_time = '2026-12-07T00:00:02.000Z', status = 'acknowledged' "
+        "WHERE message_id = 'm2'"_s,
+        u"UPDATE message_metadata SET delivered_time = '2026-12-07T00:00:02.000Z', "
+        "status = CASE WHEN status = 'sent' THEN 'delivered' ELSE status END "
+        "WHERE message_id = 'm2' AND delivered_time IS NULL"_s,
+    };
+    for (const QString &sql : perMessage) {
+        QVERIFY(exec(u"EXPLAIN "_s + sql));
+        QStringList opcodes;
+        while (query.next())
+            opcodes << query.value(1).toString();
+        QVERIFY2(!opcodes.contains(u"OpenEphemeral"_s), qPrintable(sql));
+        QVERIFY(exec(sql));
+    }
+    QVERIFY(exec(u"SELECT message_id, status FROM message_metadata ORDER BY message_id"_s));
+    QStringList rows;
+    while (query.next())
+        rows << query.value(0).toString() + u' ' + query.value(1).toString();
+    QCOMPARE(rows, QStringList({u"m1 delivered"_s, u"m2 acknowledged"_s}));
+    QVERIFY(!query.exec(u"UPDATE message_metadata SET status = 'lost' WHERE message_id = 'm1'"_s));
+    QVERIFY2(query.lastError().text().contains(u"CHECK constraint failed"_s),
+             qPrintable(query.lastError().text()));
+    for (const char *status : {"sent", "delivered", "acknowledged", "evicted"})
+        QVERIFY(exec(u"UPDATE message_metadata SET status = '%1' WHERE message_id = 'm1'"_s.arg(
+            QLatin1StringView(status))));
 }
 
 QTEST_GUILESS_MAIN(tst_StorageSchema)
