@@ -70,12 +70,6 @@ SqliteCheckpointer::~SqliteCheckpointer()
     m_api->close(m_own);
 }
 
-quint64 SqliteCheckpointer::checkpoints() const
-{
-    const std::lock_guard lock(m_mutex);
-    return m_checkpoints;
-}
-
 int SqliteCheckpointer::committed(void *self, lite::Database *db, const char *schema, int pages)
 {
     auto *checkpointer = static_cast<SqliteCheckpointer *>(self);
@@ -120,7 +114,6 @@ void SqliteCheckpointer::run()
         // once a checkpoint has copied all of it.
         m_api->walCheckpoint(m_own, "main", CheckpointPassive, nullptr, nullptr);
         lock.lock();
-        ++m_checkpoints;
     }
 }
 

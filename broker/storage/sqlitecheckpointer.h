@@ -39,9 +39,6 @@ public:
     // Hands the checkpoints back to the writer, which must still be open, and stops the thread.
     ~SqliteCheckpointer();
 
-    // Checkpoints the background thread has run (for tests).
-    quint64 checkpoints() const;
-
 private:
     SqliteCheckpointer(const lite::Api *api, lite::Database *writer, lite::Database *own);
     // The writer's commit hook, on the writer's thread: `pages` is the log's length now.
@@ -55,11 +52,10 @@ private:
     const lite::Api *const m_api;
     lite::Database *const m_writer;
     lite::Database *const m_own; // the background thread's connection
-    mutable std::mutex m_mutex;
+    std::mutex m_mutex;
     std::condition_variable m_wake;
     bool m_requested = false;
     bool m_stopping = false;
-    quint64 m_checkpoints = 0;
     std::thread m_thread;
 };
 

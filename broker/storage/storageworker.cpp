@@ -157,6 +157,8 @@ Status StorageWorker::openForUpdates(qint64 fencingEpoch)
 
 bool StorageWorker::openConnection(QString *error)
 {
+    // A checkpointer hooks the connection it started on, and that one is about to be replaced.
+    m_checkpointer.reset();
     // Named apart from the leader election's connection, which a takeover must not end.
     Result<SqlSession> opened = openSession(m_settings, *m_dialect, m_connectionName,
                                             QStringLiteral("ciphermq-broker"));
@@ -192,7 +194,6 @@ bool StorageWorker::openConnection(QString *error)
         m_session.setUpdatesOnly();
     }
     if (!m_dialect->isServer && m_settings.path != QLatin1StringView(":memory:")) {
-        m_checkpointer.reset(); // before a new one takes the hook
         m_checkpointer = SqliteCheckpointer::start(lite::connectionOf(m_session.database()),
                                                    QFileInfo(m_settings.path).absoluteFilePath());
     }
