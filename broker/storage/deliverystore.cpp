@@ -100,11 +100,25 @@ const char UpdatesStatementName[] = "ciphermq_delivery_updates";
 // no such event in this batch). $5, $6: the (queue, message id) entries that left their queue;
 // $7, $8: those delivered and still there. One statement sees one snapshot, in which the entries
 // deleted beside it still exist: a body goes when the message has no more entries than this
-// statement deleted. Counted per message through an index on message_id, not by looking
-// each remaining entry up in `gone`: with a generic plan's estimate of 10 rows per array that
-// look-up was a scan of `gone` per entry, quadratic in the batch (bench/README.md, "Where the
-// time goes"). Only entries without their own envelope point at a shared body (migration 14):
-// a message held by one queue took its envelope with its entry, and costs no body look-up.
+// statement deleted. Only entries without their own envelope point at a shared body (migration
+// 14): a message held by one queue took its envelope with its entry, and costs no body look-up.
+//
+// Every row is found by one index probe per array element (a LATERAL subquery that the array
+// drives; OFFSET 0 keeps the planner from flattening it into a join it could reorder), and the
+// statement updates or deletes the rows by the row ids (ctid) found: the plan has no join whose
+// order or method the planner picks from its estimates. The generic plan of a prepared statement is
+// made from the tables as they are when it is (re)built, after any ANALYZE; built while
+// queue_entries was empty (a drained queue), the joins this statement had before became a full scan
+// of queue_entries for every batch, 2 s for 500 acks behind 20,000 entries, a drain at 1,000 msg/s
+// (bench/README.md, "A drain at 1,000 msg/s: a plan made for an empty queue"). A look-up names only
+// message_id as an index condition: "queue IS NOT DISTINCT FROM" (queue is NOT NULL, so it means
+// "=") is none, so the (queue, id) key, which a tie in the estimates of an empty table picked,
+// cannot serve it, and the (message_id, queue) index finds the message's few entries. Counting a
+// message's remaining entries goes through the same index; with a generic plan's estimate of 10
+// rows per array, looking each remaining entry up in the deleted ones was quadratic in the batch
+// (bench/README.md, "Where the time goes"). No other session updates these rows (the worker's
+// connection only inserts them and deletes some), so a row id read by the statement's snapshot
+// names the version the statement changes; one deleted meanwhile is skipped, as before.
 const char UpdatesStatement[] =
     "WITH u AS (SELECT id, NULLIF(d, 0) AS d, NULLIF(a, 0) AS a, NULLIF(e, 0) AS e "
     "FROM unnest($1::text[], $2::int8[], $3::int8[], $4::int8[]) AS x (id, d, a, e)), "
@@ -116,18 +130,23 @@ const char UpdatesStatement[] =
     "status = CASE WHEN u.a IS NOT NULL OR m.status = 'acknowledged' THEN 'acknowledged' "
     "WHEN u.e IS NOT NULL THEN 'evicted' "
     "WHEN u.d IS NOT NULL AND m.status = 'sent' THEN 'delivered' ELSE m.status END "
-    "FROM u WHERE m.message_id = u.id), "
-    "delivered AS (UPDATE queue_entries q SET delivered = TRUE "
-    "FROM unnest($7::text[], $8::text[]) AS d (queue, id) "
-    "WHERE q.queue = d.queue AND q.message_id = d.id AND NOT q.delivered), "
-    "gone AS (SELECT * FROM unnest($5::text[], $6::text[]) AS g (queue, id)), "
-    "entries AS (DELETE FROM queue_entries q USING gone g "
-    "WHERE q.queue = g.queue AND q.message_id = g.id "
+    "FROM (SELECT u.*, x.tid FROM u CROSS JOIN LATERAL (SELECT x.ctid AS tid "
+    "FROM message_metadata x WHERE x.message_id = u.id OFFSET 0) x) AS u WHERE m.ctid = u.tid), "
+    "delivered AS (UPDATE queue_entries q SET delivered = TRUE WHERE q.ctid = ANY (ARRAY("
+    "SELECT x.ctid FROM unnest($7::text[], $8::text[]) AS d (queue, id) CROSS JOIN LATERAL "
+    "(SELECT x.ctid FROM queue_entries x WHERE x.message_id = d.id "
+    "AND x.queue IS NOT DISTINCT FROM d.queue AND NOT x.delivered OFFSET 0) x))), "
+    "entries AS (DELETE FROM queue_entries q WHERE q.ctid = ANY (ARRAY("
+    "SELECT x.ctid FROM unnest($5::text[], $6::text[]) AS g (queue, id) CROSS JOIN LATERAL "
+    "(SELECT x.ctid FROM queue_entries x WHERE x.message_id = g.id "
+    "AND x.queue IS NOT DISTINCT FROM g.queue OFFSET 0) x)) "
     "RETURNING q.message_id, q.envelope IS NULL AS shared), "
     "removed AS (SELECT message_id, count(*) AS n FROM entries WHERE shared "
     "GROUP BY message_id) "
-    "DELETE FROM message_bodies b USING removed r WHERE b.message_id = r.message_id "
-    "AND (SELECT count(*) FROM queue_entries q WHERE q.message_id = b.message_id) = r.n";
+    "DELETE FROM message_bodies b WHERE b.ctid = ANY (ARRAY("
+    "SELECT (SELECT x.ctid FROM message_bodies x WHERE x.message_id = r.message_id) "
+    "FROM removed r "
+    "WHERE (SELECT count(*) FROM queue_entries q WHERE q.message_id = r.message_id) = r.n))";
 
 // For this transaction only. Fire-and-forget state: no reason to wait for the disk (see
 // applyDeliveryUpdates). And find rows by index: the prepared statement's generic plan is made
