@@ -17,10 +17,7 @@ namespace lite {
 
 namespace {
 
-// SQLite's result codes and destructor constant (sqlite3.h; stable since SQLite 3.0).
-constexpr int Ok = 0;
-constexpr int Row = 100;
-constexpr int Done = 101;
+// SQLite's destructor constant (sqlite3.h; stable since SQLite 3.0).
 const Destructor Static = nullptr; // the value outlives the binding (SqliteRowStatement holds it)
 
 Api resolve(bool *ok)

@@ -26,6 +26,13 @@ struct Database;  // SQLite's sqlite3
 struct Statement; // SQLite's sqlite3_stmt
 using Destructor = void (*)(void *);
 
+// sqlite3.h's constants used here (stable since SQLite 3.7).
+constexpr int Ok = 0;
+constexpr int Row = 100;
+constexpr int Done = 101;
+constexpr int OpenReadWrite = 0x00000002;
+constexpr int CheckpointPassive = 0;
+
 // SQLite's C API (libsqlite3.so.0), the calls used here.
 struct Api
 {

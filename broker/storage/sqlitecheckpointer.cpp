@@ -9,16 +9,6 @@
 
 namespace cmq::storage {
 
-namespace {
-
-// sqlite3.h's constants (stable since SQLite 3.7).
-constexpr int Ok = 0;
-constexpr int Row = 100;
-constexpr int OpenReadWrite = 0x00000002;
-constexpr int CheckpointPassive = 0;
-
-} // namespace
-
 std::unique_ptr<SqliteCheckpointer> SqliteCheckpointer::start(lite::Database *writer,
                                                               const QString &path)
 {
@@ -26,7 +16,8 @@ std::unique_ptr<SqliteCheckpointer> SqliteCheckpointer::start(lite::Database *wr
     if (!api || !writer)
         return nullptr;
     lite::Database *own = nullptr;
-    if (api->open(QFile::encodeName(path).constData(), &own, OpenReadWrite, nullptr) != Ok) {
+    if (api->open(QFile::encodeName(path).constData(), &own, lite::OpenReadWrite, nullptr) !=
+        lite::Ok) {
         qCWarning(lcStorage, "SQLite log checkpoints stay on the storage thread: %s",
                   own ? api->errmsg(own) : "cannot open a second connection");
         if (own)
@@ -36,9 +27,9 @@ std::unique_ptr<SqliteCheckpointer> SqliteCheckpointer::start(lite::Database *wr
     // A new connection reads the file's header, which says WAL, only with its first statement;
     // until then a checkpoint on it does nothing.
     lite::Statement *statement = nullptr;
-    const bool inWal = api->prepare(own, "PRAGMA journal_mode", -1, &statement, nullptr) == Ok &&
-                       api->step(statement) == Row &&
-                       qstrcmp(api->columnText(statement, 0), "wal") == 0;
+    const bool inWal =
+        api->prepare(own, "PRAGMA journal_mode", -1, &statement, nullptr) == lite::Ok &&
+        api->step(statement) == lite::Row && qstrcmp(api->columnText(statement, 0), "wal") == 0;
     api->finalize(statement);
     if (!inWal) {
         qCWarning(lcStorage, "SQLite log checkpoints stay on the storage thread: the second "
@@ -76,7 +67,7 @@ int SqliteCheckpointer::committed(void *self, lite::Database *db, const char *sc
     if (pages >= WriterPages) {
         // What wal_autocheckpoint did; a checkpoint under way in the background makes this one
         // return at once (SQLITE_BUSY), which is fine: the log is being copied.
-        checkpointer->m_api->walCheckpoint(db, schema, CheckpointPassive, nullptr, nullptr);
+        checkpointer->m_api->walCheckpoint(db, schema, lite::CheckpointPassive, nullptr, nullptr);
     } else {
         // Once per BackgroundPages of new log: while the writer commits back to back, a
         // background checkpoint never finds the log still, so the log restarts only at the
@@ -94,7 +85,7 @@ int SqliteCheckpointer::committed(void *self, lite::Database *db, const char *sc
             checkpointer->m_wake.notify_one();
         }
     }
-    return Ok;
+    return lite::Ok;
 }
 
 void SqliteCheckpointer::run()
@@ -112,7 +103,7 @@ void SqliteCheckpointer::run()
         // PASSIVE: copies the pages no reader still needs and never waits for the writer, which
         // appends meanwhile; the log restarts from its beginning at the writer's next commit
         // once a checkpoint has copied all of it.
-        m_api->walCheckpoint(m_own, "main", CheckpointPassive, nullptr, nullptr);
+        m_api->walCheckpoint(m_own, "main", lite::CheckpointPassive, nullptr, nullptr);
         lock.lock();
     }
 }
